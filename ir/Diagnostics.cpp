@@ -1,0 +1,120 @@
+// Diagnostic printing and --verify-diagnostics matching.
+#include "ir/Diagnostics.h"
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace dscc {
+
+int SourceMgr::addBuffer(std::string name, std::string text) {
+  bufs_.push_back({std::move(name), std::move(text)});
+  return static_cast<int>(bufs_.size()) - 1;
+}
+
+int SourceMgr::addFile(const std::string& path, std::string* err) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (err) *err = "cannot open '" + path + "'";
+    return -1;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return addBuffer(path, ss.str());
+}
+
+std::string SourceMgr::lineText(int id, int line) const {
+  if (id < 0 || id >= static_cast<int>(bufs_.size()) || line < 1) return "";
+  const std::string& t = bufs_[id].text;
+  size_t pos = 0;
+  for (int l = 1; l < line; ++l) {
+    pos = t.find('\n', pos);
+    if (pos == std::string::npos) return "";
+    ++pos;
+  }
+  size_t end = t.find('\n', pos);
+  std::string s = t.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+  if (!s.empty() && s.back() == '\r') s.pop_back();
+  return s;
+}
+
+std::string DiagEngine::format(const Diagnostic& d) const {
+  static const char* kinds[] = {"error", "warning", "note"};
+  std::string out;
+  if (d.loc.valid())
+    out += sm_.name(d.loc.file) + ":" + std::to_string(d.loc.line) + ":" +
+           std::to_string(d.loc.col) + ": ";
+  out += std::string(kinds[static_cast<int>(d.severity)]) + ": " + d.message + "\n";
+  if (d.loc.valid()) {
+    std::string line = sm_.lineText(d.loc.file, d.loc.line);
+    if (!line.empty()) {
+      out += line + "\n";
+      std::string caret;
+      for (int i = 1; i < d.loc.col && i <= static_cast<int>(line.size()); ++i)
+        caret += line[i - 1] == '\t' ? '\t' : ' ';
+      out += caret + "^\n";
+    }
+  }
+  return out;
+}
+
+void DiagEngine::report(Severity s, Location loc, const std::string& msg) {
+  if (s == Severity::Error) ++errors_;
+  Diagnostic d{s, loc, msg};
+  if (capture_)
+    captured_.push_back(d);
+  else
+    os_ << format(d);
+}
+
+bool verifyExpectedDiagnostics(const DiagEngine& diags, int file, std::ostream& os) {
+  struct Expect {
+    Severity sev;
+    int line;
+    std::string text;
+    bool matched = false;
+  };
+  std::vector<Expect> expects;
+  const SourceMgr& sm = diags.sources();
+  std::istringstream in(sm.text(file));
+  std::string line;
+  static const std::regex re(R"(expected-(error|warning|note)(@([+-]?)(\d+))?\s*\{\{(.*?)\}\})");
+  for (int ln = 1; std::getline(in, line); ++ln) {
+    for (std::sregex_iterator it(line.begin(), line.end(), re), end; it != end; ++it) {
+      const auto& m = *it;
+      Severity sev = m[1] == "error" ? Severity::Error
+                     : m[1] == "warning" ? Severity::Warning : Severity::Note;
+      int target = ln;
+      if (m[2].matched) {
+        int n = std::stoi(m[4]);
+        target = m[3] == "+" ? ln + n : m[3] == "-" ? ln - n : n;
+      }
+      expects.push_back({sev, target, m[5]});
+    }
+  }
+  bool ok = true;
+  static const char* kinds[] = {"error", "warning", "note"};
+  for (const Diagnostic& d : diags.captured()) {
+    bool found = false;
+    for (auto& e : expects) {
+      if (!e.matched && e.sev == d.severity && d.loc.file == file && e.line == d.loc.line &&
+          d.message.find(e.text) != std::string::npos) {
+        e.matched = found = true;
+        break;
+      }
+    }
+    if (!found) {
+      ok = false;
+      os << "unexpected " << diags.format(d);
+    }
+  }
+  for (const auto& e : expects)
+    if (!e.matched) {
+      ok = false;
+      os << sm.name(file) << ":" << e.line << ": expected " << kinds[static_cast<int>(e.sev)]
+         << " \"" << e.text << "\" was not produced\n";
+    }
+  return ok;
+}
+
+}  // namespace dscc

@@ -1,0 +1,79 @@
+// Source buffers, locations and the diagnostic engine (`file:line:col: error: ...`).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace dscc {
+
+/// A position in a source buffer (1-based line and column). file < 0: unknown.
+struct Location {
+  int file = -1;
+  int line = 0;
+  int col = 0;
+  bool valid() const { return file >= 0; }
+};
+
+/// Owns the text of every source file read, so diagnostics can quote lines.
+class SourceMgr {
+ public:
+  /// Adds a buffer; returns its file id.
+  int addBuffer(std::string name, std::string text);
+  /// Reads a file into a new buffer; returns -1 and sets `err` if unreadable.
+  int addFile(const std::string& path, std::string* err);
+  const std::string& name(int id) const { return bufs_[id].name; }
+  const std::string& text(int id) const { return bufs_[id].text; }
+  /// The text of a 1-based line without its newline ("" if out of range).
+  std::string lineText(int id, int line) const;
+
+ private:
+  struct Buf {
+    std::string name, text;
+  };
+  std::vector<Buf> bufs_;
+};
+
+enum class Severity { Error, Warning, Note };
+
+/// One reported diagnostic.
+struct Diagnostic {
+  Severity severity;
+  Location loc;
+  std::string message;
+};
+
+/// Collects and prints diagnostics. In capture mode (for --verify-diagnostics)
+/// diagnostics are recorded and not printed.
+class DiagEngine {
+ public:
+  DiagEngine(const SourceMgr& sm, std::ostream& os) : sm_(sm), os_(os) {}
+  void error(Location loc, const std::string& msg) { report(Severity::Error, loc, msg); }
+  void warning(Location loc, const std::string& msg) { report(Severity::Warning, loc, msg); }
+  void note(Location loc, const std::string& msg) { report(Severity::Note, loc, msg); }
+  void report(Severity s, Location loc, const std::string& msg);
+  int errorCount() const { return errors_; }
+  /// Record instead of print.
+  void setCapture(bool on) { capture_ = on; }
+  const std::vector<Diagnostic>& captured() const { return captured_; }
+  void clearCaptured() { captured_.clear(); }
+  /// Formats one diagnostic with its source line and caret.
+  std::string format(const Diagnostic& d) const;
+  const SourceMgr& sources() const { return sm_; }
+
+ private:
+  const SourceMgr& sm_;
+  std::ostream& os_;
+  int errors_ = 0;
+  bool capture_ = false;
+  std::vector<Diagnostic> captured_;
+};
+
+/// Checks captured diagnostics against `// expected-error {{...}}` comments in
+/// buffer `file` (also expected-warning / expected-note, with @+N / @-N line
+/// offsets). Prints mismatches to `os`; returns true when all match.
+bool verifyExpectedDiagnostics(const DiagEngine& diags, int file, std::ostream& os);
+
+}  // namespace dscc

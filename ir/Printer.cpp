@@ -1,0 +1,52 @@
+// Printing the IR as text that re-parses to the same program.
+#include "ir/Printer.h"
+
+namespace dscc {
+
+std::string printOp(const Operation& op) {
+  std::string s;
+  for (size_t i = 0; i < op.results.size(); ++i) s += (i ? ", %" : "%") + op.results[i]->name;
+  s += " = ";
+  s += op.name();
+  if (op.kind == OpKind::Constant) {
+    if (const Attribute* v = op.attr("value")) s += " " + v->str();
+  }
+  for (size_t i = 0; i < op.operands.size(); ++i) s += (i ? ", %" : " %") + op.operands[i]->name;
+  bool first = true;
+  for (const auto& [name, a] : op.attrs) {
+    if (op.kind == OpKind::Constant && name == "value") continue;
+    s += first ? " {" : ", ";
+    first = false;
+    s += name + " = " + a.str();
+  }
+  if (!first) s += "}";
+  s += " :";
+  for (size_t i = 0; i < op.results.size(); ++i) s += (i ? ", " : " ") + op.results[i]->type.str();
+  return s;
+}
+
+std::string printFunction(const Function& f) {
+  std::string s = "func @" + f.name + "(";
+  for (size_t i = 0; i < f.args.size(); ++i)
+    s += (i ? ", %" : "%") + f.args[i]->name + ": " + f.args[i]->type.str();
+  s += ") -> ";
+  for (size_t i = 0; i < f.resultTypes.size(); ++i) s += (i ? ", " : "") + f.resultTypes[i].str();
+  if (!f.facts.empty()) {
+    s += "\n    where ";
+    for (size_t i = 0; i < f.facts.size(); ++i) s += (i ? ", " : "") + f.facts[i].str();
+  }
+  s += " {\n";
+  for (const auto& op : f.ops) s += "  " + printOp(*op) + "\n";
+  s += "  return";
+  for (size_t i = 0; i < f.returns.size(); ++i) s += (i ? ", %" : " %") + f.returns[i]->name;
+  s += "\n}\n";
+  return s;
+}
+
+std::string printModule(const Module& m) {
+  std::string s;
+  for (size_t i = 0; i < m.funcs.size(); ++i) s += (i ? "\n" : "") + printFunction(*m.funcs[i]);
+  return s;
+}
+
+}  // namespace dscc

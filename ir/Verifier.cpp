@@ -1,0 +1,729 @@
+// Verification and result-type inference for every op category.
+#include "ir/Verifier.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+namespace dscc {
+
+Tri ShapeOracle::equal(const DimExpr& a, const DimExpr& b) {
+  if (a == b) return Tri::Proved;
+  DimExpr d = a - b;
+  if (d.isConst()) return Tri::Disproved;
+  return Tri::Unknown;
+}
+
+std::optional<int64_t> normalizeAxis(int64_t axis, size_t rank) {
+  int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) return std::nullopt;
+  return axis < 0 ? axis + r : axis;
+}
+
+namespace {
+
+// One op's verification: reports errors and computes result types.
+class OpChecker {
+ public:
+  OpChecker(Function& f, Operation& op, DiagEngine& d, ShapeOracle& o)
+      : f_(f), op_(op), diags_(d), oracle_(o) {}
+
+  bool run();
+
+ private:
+  bool err(Location l, const std::string& m) {
+    diags_.error(l.valid() ? l : op_.loc, m);
+    ok_ = false;
+    return false;
+  }
+  bool err(const std::string& m) { return err(op_.loc, m); }
+  std::string opName() const { return std::string(op_.name()); }
+  const Type& in(size_t i) const { return op_.operands[i]->type; }
+  std::string operandName(size_t i) const { return "%" + op_.operands[i]->name; }
+
+  // Attribute accessors: report a located error on a wrong kind.
+  std::optional<int64_t> intAttr(const char* n, std::optional<int64_t> dflt);
+  std::optional<bool> boolAttr(const char* n, bool dflt);
+  std::optional<std::vector<int64_t>> intListAttr(const char* n);
+  std::optional<int64_t> axisAttr(const char* n, size_t rank, std::optional<int64_t> dflt);
+
+  bool sameDType(size_t a, size_t b);
+  bool requireFloat(size_t i);
+  bool requireNumeric(size_t i);
+  std::optional<std::vector<DimExpr>> broadcast(const std::vector<std::vector<DimExpr>>& shapes);
+  bool checkEqualDims(const DimExpr& a, const DimExpr& b, const std::string& what);
+
+  bool inferUnary();
+  bool inferBinary();
+  bool inferSelect();
+  bool inferReduce();
+  bool inferArgMax();
+  bool inferSoftmax();
+  bool inferLayerNorm();
+  bool inferMatmul();
+  bool inferReshape();
+  bool inferTranspose();
+  bool inferBroadcastTo();
+  bool inferConcat();
+  bool inferSlice();
+  bool inferGather();
+  bool inferIota();
+  bool inferConstant();
+  bool inferDim();
+
+  void setResult(Type t);
+
+  Function& f_;
+  Operation& op_;
+  DiagEngine& diags_;
+  ShapeOracle& oracle_;
+  bool ok_ = true;
+};
+
+std::optional<int64_t> OpChecker::intAttr(const char* n, std::optional<int64_t> dflt) {
+  const Attribute* a = op_.attr(n);
+  if (!a) {
+    if (!dflt) err("'" + opName() + "' needs attribute '" + n + "'");
+    return dflt;
+  }
+  if (a->kind != Attribute::Kind::Int) {
+    err(a->loc, "attribute '" + std::string(n) + "' of '" + opName() + "' must be an integer");
+    return std::nullopt;
+  }
+  return a->i;
+}
+
+std::optional<bool> OpChecker::boolAttr(const char* n, bool dflt) {
+  const Attribute* a = op_.attr(n);
+  if (!a) return dflt;
+  if (a->kind != Attribute::Kind::Bool) {
+    err(a->loc, "attribute '" + std::string(n) + "' of '" + opName() + "' must be true or false");
+    return std::nullopt;
+  }
+  return a->b;
+}
+
+std::optional<std::vector<int64_t>> OpChecker::intListAttr(const char* n) {
+  const Attribute* a = op_.attr(n);
+  if (!a) return std::nullopt;
+  std::vector<int64_t> out;
+  if (a->kind == Attribute::Kind::List) {
+    for (const auto& x : a->list) {
+      if (x.kind != Attribute::Kind::Int) {
+        err(a->loc, "attribute '" + std::string(n) + "' of '" + opName() + "' must be a list of integers");
+        return std::nullopt;
+      }
+      out.push_back(x.i);
+    }
+    return out;
+  }
+  err(a->loc, "attribute '" + std::string(n) + "' of '" + opName() + "' must be a list of integers");
+  return std::nullopt;
+}
+
+std::optional<int64_t> OpChecker::axisAttr(const char* n, size_t rank, std::optional<int64_t> dflt) {
+  auto v = intAttr(n, dflt);
+  if (!v) return std::nullopt;
+  auto ax = normalizeAxis(*v, rank);
+  if (!ax) {
+    const Attribute* a = op_.attr(n);
+    err(a ? a->loc : op_.loc, "axis " + std::to_string(*v) + " is out of range for rank " +
+                                  std::to_string(rank) + " in '" + opName() + "'");
+  }
+  return ax;
+}
+
+bool OpChecker::sameDType(size_t a, size_t b) {
+  if (in(a).dtype == in(b).dtype) return true;
+  return err("operands of '" + opName() + "' have different dtypes: " + operandName(a) + " is " +
+             std::string(dtypeName(in(a).dtype)) + ", " + operandName(b) + " is " +
+             std::string(dtypeName(in(b).dtype)));
+}
+
+bool OpChecker::requireFloat(size_t i) {
+  if (isFloat(in(i).dtype)) return true;
+  return err("'" + opName() + "' needs a floating-point operand, but " + operandName(i) + " is " +
+             in(i).str());
+}
+
+bool OpChecker::requireNumeric(size_t i) {
+  if (!isBool(in(i).dtype)) return true;
+  return err("'" + opName() + "' does not accept i1 operands (" + operandName(i) + " is " +
+             in(i).str() + ")");
+}
+
+bool OpChecker::checkEqualDims(const DimExpr& a, const DimExpr& b, const std::string& what) {
+  if (oracle_.equal(a, b) != Tri::Disproved) return true;
+  return err(what + ": " + a.str() + " vs " + b.str());
+}
+
+std::optional<std::vector<DimExpr>> OpChecker::broadcast(const std::vector<std::vector<DimExpr>>& shapes) {
+  size_t rank = 0;
+  for (const auto& s : shapes) rank = std::max(rank, s.size());
+  std::vector<DimExpr> out(rank, DimExpr(1));
+  bool good = true;
+  for (size_t k = 0; k < rank; ++k) {
+    bool first = true;
+    for (const auto& s : shapes) {
+      if (k + s.size() < rank) continue;
+      const DimExpr& d = s[k + s.size() - rank];
+      if (first) {
+        out[k] = d;
+        first = false;
+        continue;
+      }
+      const DimExpr& cur = out[k];
+      if (oracle_.equal(cur, d) == Tri::Proved) continue;
+      if (d.isConst() && d.constValue() == 1) continue;
+      if (cur.isConst() && cur.constValue() == 1) {
+        out[k] = d;
+        continue;
+      }
+      if (cur.isConst() && d.isConst()) {
+        err("operands of '" + opName() + "' cannot be broadcast: dim " + std::to_string(k) +
+            " is " + cur.str() + " in one and " + d.str() + " in another");
+        good = false;
+        continue;
+      }
+      out[k] = DimExpr::bcast(cur, d);
+    }
+  }
+  if (!good) return std::nullopt;
+  return out;
+}
+
+void OpChecker::setResult(Type t) {
+  Value* r = op_.results[0].get();
+  if (!op_.hasExplicitType) {
+    r->type = t;
+    return;
+  }
+  const Type& d = r->type;
+  std::string msg = "declared result type " + d.str() + " does not match the inferred " + t.str();
+  if (d.dtype != t.dtype || d.rank() != t.rank()) {
+    err(msg);
+    r->type = t;
+    return;
+  }
+  for (size_t i = 0; i < d.rank(); ++i)
+    if (oracle_.equal(d.dims[i], t.dims[i]) == Tri::Disproved) {
+      err(msg);
+      r->type = t;
+      return;
+    }
+  // The declared type stays: it is what the user means, and it is checked at run time.
+}
+
+bool OpChecker::run() {
+  const OpInfo& info = op_.info();
+  size_t n = op_.operands.size();
+  if (static_cast<int>(n) < info.minOperands ||
+      (info.maxOperands >= 0 && static_cast<int>(n) > info.maxOperands)) {
+    std::string want = info.minOperands == info.maxOperands ? std::to_string(info.minOperands)
+                       : info.maxOperands < 0 ? "at least " + std::to_string(info.minOperands)
+                       : std::to_string(info.minOperands) + " to " + std::to_string(info.maxOperands);
+    err("'" + opName() + "' expects " + want + " operand" + (want == "1" ? "" : "s") + ", got " +
+        std::to_string(n));
+  }
+  if (op_.results.size() != 1)
+    err("'" + opName() + "' has 1 result, but " + std::to_string(op_.results.size()) + " are named");
+  for (const auto& [name, a] : op_.attrs) {
+    if (op_.kind == OpKind::Constant && name == "value") continue;
+    if (!opAllowsAttr(op_.kind, name)) {
+      std::string allowed(info.attrs);
+      err(a.loc, "unknown attribute '" + name + "' for '" + opName() + "'" +
+                     (allowed.empty() ? " (it takes none)" : " (expected one of: " + allowed + ")"));
+    }
+  }
+  if (!ok_ || op_.results.size() != 1) return false;
+  switch (info.category) {
+    case OpCategory::Unary: case OpCategory::Cast: return inferUnary() && ok_;
+    case OpCategory::Binary: case OpCategory::Logical: case OpCategory::Compare: return inferBinary() && ok_;
+    case OpCategory::Select: return inferSelect() && ok_;
+    case OpCategory::Reduce: return inferReduce() && ok_;
+    case OpCategory::ArgMax: return inferArgMax() && ok_;
+    case OpCategory::Softmax: return inferSoftmax() && ok_;
+    case OpCategory::LayerNorm: return inferLayerNorm() && ok_;
+    case OpCategory::Matmul: return inferMatmul() && ok_;
+    case OpCategory::Reshape: return inferReshape() && ok_;
+    case OpCategory::Transpose: return inferTranspose() && ok_;
+    case OpCategory::BroadcastTo: return inferBroadcastTo() && ok_;
+    case OpCategory::Concat: return inferConcat() && ok_;
+    case OpCategory::Slice: return inferSlice() && ok_;
+    case OpCategory::Gather: return inferGather() && ok_;
+    case OpCategory::Iota: return inferIota() && ok_;
+    case OpCategory::Constant: return inferConstant() && ok_;
+    case OpCategory::Dim: return inferDim() && ok_;
+  }
+  return ok_;
+}
+
+bool OpChecker::inferUnary() {
+  Type t = in(0);
+  switch (op_.kind) {
+    case OpKind::Neg: case OpKind::Abs: case OpKind::Relu:
+      if (!requireNumeric(0)) return false;
+      break;
+    case OpKind::Not:
+      if (isFloat(t.dtype)) return err("'not' needs an i1 or integer operand, but " + operandName(0) + " is " + t.str());
+      break;
+    case OpKind::Cast: {
+      const Attribute* to = op_.attr("to");
+      if (!to) return err("'cast' needs attribute 'to' (e.g. {to = f16})");
+      if (to->kind != Attribute::Kind::DType) return err(to->loc, "attribute 'to' of 'cast' must be a dtype");
+      t.dtype = to->dtype;
+      break;
+    }
+    case OpKind::Gelu: {
+      const Attribute* a = op_.attr("approximate");
+      if (a && (a->kind != Attribute::Kind::String || (a->s != "tanh" && a->s != "none")))
+        return err(a->loc, "attribute 'approximate' of 'gelu' must be \"tanh\" or \"none\"");
+      if (!requireFloat(0)) return false;
+      break;
+    }
+    default:
+      if (!requireFloat(0)) return false;
+  }
+  setResult(t);
+  return true;
+}
+
+bool OpChecker::inferBinary() {
+  std::vector<std::vector<DimExpr>> shapes;
+  for (size_t i = 0; i < op_.operands.size(); ++i) shapes.push_back(in(i).dims);
+  if (!sameDType(0, 1)) return false;
+  OpCategory c = op_.info().category;
+  if (c == OpCategory::Binary && !requireNumeric(0)) return false;
+  if (c == OpCategory::Logical && isFloat(in(0).dtype))
+    return err("'" + opName() + "' needs i1 or integer operands, but " + operandName(0) + " is " + in(0).str());
+  auto dims = broadcast(shapes);
+  if (!dims) return false;
+  Type t{c == OpCategory::Compare ? DType::I1 : in(0).dtype, *dims};
+  setResult(t);
+  return true;
+}
+
+bool OpChecker::inferSelect() {
+  if (in(0).dtype != DType::I1)
+    return err("the condition of 'select' must be i1, but " + operandName(0) + " is " + in(0).str());
+  if (!sameDType(1, 2)) return false;
+  auto dims = broadcast({in(0).dims, in(1).dims, in(2).dims});
+  if (!dims) return false;
+  setResult(Type{in(1).dtype, *dims});
+  return true;
+}
+
+
+bool OpChecker::inferReduce() {
+  const Type& x = in(0);
+  if (op_.kind == OpKind::ReduceMean) {
+    if (!requireFloat(0)) return false;
+  } else if (!requireNumeric(0)) {
+    return false;
+  }
+  auto keep = boolAttr("keepdims", false);
+  if (!keep) return false;
+  std::set<int64_t> axes;
+  if (const Attribute* a = op_.attr("axes")) {
+    auto list = intListAttr("axes");
+    if (!list) return false;
+    for (int64_t v : *list) {
+      auto ax = normalizeAxis(v, x.rank());
+      if (!ax) return err(a->loc, "axis " + std::to_string(v) + " is out of range for rank " + std::to_string(x.rank()));
+      if (!axes.insert(*ax).second) return err(a->loc, "axis " + std::to_string(v) + " is listed twice");
+    }
+  } else {
+    for (size_t i = 0; i < x.rank(); ++i) axes.insert(static_cast<int64_t>(i));
+  }
+  Type t{x.dtype, {}};
+  for (size_t i = 0; i < x.rank(); ++i) {
+    if (!axes.count(static_cast<int64_t>(i))) t.dims.push_back(x.dims[i]);
+    else if (*keep) t.dims.push_back(DimExpr(1));
+  }
+  setResult(t);
+  return true;
+}
+
+bool OpChecker::inferArgMax() {
+  const Type& x = in(0);
+  if (!requireNumeric(0)) return false;
+  if (x.rank() == 0) return err("'argmax' needs an operand of rank >= 1");
+  auto ax = axisAttr("axis", x.rank(), std::nullopt);
+  auto keep = boolAttr("keepdims", false);
+  if (!ax || !keep) return false;
+  Type t{DType::I64, {}};
+  for (size_t i = 0; i < x.rank(); ++i) {
+    if (static_cast<int64_t>(i) != *ax) t.dims.push_back(x.dims[i]);
+    else if (*keep) t.dims.push_back(DimExpr(1));
+  }
+  setResult(t);
+  return true;
+}
+
+bool OpChecker::inferSoftmax() {
+  if (!requireFloat(0)) return false;
+  if (in(0).rank() == 0) return err("'" + opName() + "' needs an operand of rank >= 1");
+  if (!axisAttr("axis", in(0).rank(), -1)) return false;
+  setResult(in(0));
+  return true;
+}
+
+bool OpChecker::inferLayerNorm() {
+  const Type& x = in(0);
+  if (!requireFloat(0) || !sameDType(0, 1) || !sameDType(0, 2)) return false;
+  if (x.rank() == 0) return err("'layer_norm' needs an operand of rank >= 1");
+  auto ax = axisAttr("axis", x.rank(), -1);
+  if (!ax) return false;
+  if (const Attribute* e = op_.attr("epsilon")) {
+    if (!e->isNumber() || e->asDouble() < 0)
+      return err(e->loc, "attribute 'epsilon' of 'layer_norm' must be a non-negative number");
+  }
+  std::vector<DimExpr> norm(x.dims.begin() + *ax, x.dims.end());
+  for (size_t i = 1; i <= 2; ++i) {
+    const Type& p = in(i);
+    if (p.rank() > norm.size())
+      return err(std::string(i == 1 ? "gamma" : "beta") + " " + operandName(i) + " has rank " +
+                 std::to_string(p.rank()) + ", more than the " + std::to_string(norm.size()) +
+                 " normalised dims of the input");
+    for (size_t k = 0; k < p.rank(); ++k) {
+      const DimExpr& d = p.dims[k];
+      const DimExpr& want = norm[norm.size() - p.rank() + k];
+      if (d.isConst() && d.constValue() == 1) continue;
+      if (!checkEqualDims(d, want, std::string(i == 1 ? "gamma" : "beta") + " does not match the normalised dims"))
+        return false;
+    }
+  }
+  setResult(x);
+  return true;
+}
+
+bool OpChecker::inferMatmul() {
+  Type a = in(0), b = in(1);
+  if (!sameDType(0, 1) || !requireNumeric(0)) return false;
+  if (a.rank() == 0 || b.rank() == 0) return err("'matmul' operands must have rank >= 1");
+  auto ta = boolAttr("transpose_a", false), tb = boolAttr("transpose_b", false);
+  if (!ta || !tb) return false;
+  if (*ta && a.rank() < 2) return err("'transpose_a' needs a left operand of rank >= 2");
+  if (*tb && b.rank() < 2) return err("'transpose_b' needs a right operand of rank >= 2");
+  if (*ta) std::swap(a.dims[a.rank() - 1], a.dims[a.rank() - 2]);
+  if (*tb) std::swap(b.dims[b.rank() - 1], b.dims[b.rank() - 2]);
+  bool aVec = a.rank() == 1, bVec = b.rank() == 1;
+  if (aVec) a.dims.insert(a.dims.begin(), DimExpr(1));
+  if (bVec) b.dims.push_back(DimExpr(1));
+  const DimExpr& ka = a.dims[a.rank() - 1];
+  const DimExpr& kb = b.dims[b.rank() - 2];
+  if (!checkEqualDims(ka, kb, "matmul contraction dims differ")) return false;
+  std::vector<DimExpr> ba(a.dims.begin(), a.dims.end() - 2), bb(b.dims.begin(), b.dims.end() - 2);
+  auto batch = broadcast({ba, bb});
+  if (!batch) return false;
+  Type t{a.dtype, *batch};
+  if (!aVec) t.dims.push_back(a.dims[a.rank() - 2]);
+  if (!bVec) t.dims.push_back(b.dims[b.rank() - 1]);
+  setResult(t);
+  return true;
+}
+
+namespace {
+DimExpr product(const std::vector<DimExpr>& dims) {
+  DimExpr p(1);
+  for (const auto& d : dims) p = p * d;
+  return p;
+}
+int countAnon(const Type& t) {
+  int n = 0;
+  for (const auto& d : t.dims) {
+    std::set<std::string> syms;
+    d.collectSymbols(syms);
+    for (const auto& s : syms) n += s[0] == '?';
+  }
+  return n;
+}
+}  // namespace
+
+bool OpChecker::inferReshape() {
+  if (!op_.hasExplicitType) return err("'reshape' needs a result type (': f32[...]')");
+  const Type& r = op_.result()->type;
+  if (r.dtype != in(0).dtype)
+    return err("'reshape' cannot change the dtype (" + std::string(dtypeName(in(0).dtype)) + " to " +
+               std::string(dtypeName(r.dtype)) + "); use 'cast'");
+  if (countAnon(r) > 1) return err("'reshape' result type may have at most one '?' dim");
+  if (countAnon(r) == 0 && oracle_.equal(product(in(0).dims), product(r.dims)) == Tri::Disproved)
+    return err("'reshape' changes the element count: " + in(0).str() + " has " +
+               product(in(0).dims).str() + " elements, " + r.str() + " has " + product(r.dims).str());
+  return true;
+}
+
+bool OpChecker::inferTranspose() {
+  const Type& x = in(0);
+  std::vector<int64_t> perm;
+  if (op_.attr("perm")) {
+    auto p = intListAttr("perm");
+    if (!p) return false;
+    perm = *p;
+  } else {
+    for (size_t i = x.rank(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  }
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  bool isPerm = sorted.size() == x.rank();
+  for (size_t i = 0; isPerm && i < sorted.size(); ++i) isPerm = sorted[i] == static_cast<int64_t>(i);
+  if (!isPerm)
+    return err(op_.attr("perm")->loc, "'perm' must be a permutation of 0.." + std::to_string(x.rank() - 1) +
+                                          " for an operand of rank " + std::to_string(x.rank()));
+  Type t{x.dtype, {}};
+  for (int64_t p : perm) t.dims.push_back(x.dims[p]);
+  setResult(t);
+  return true;
+}
+
+bool OpChecker::inferBroadcastTo() {
+  if (!op_.hasExplicitType) return err("'broadcast_to' needs a result type (': f32[...]')");
+  const Type& r = op_.result()->type;
+  const Type& x = in(0);
+  if (r.dtype != x.dtype) return err("'broadcast_to' cannot change the dtype; use 'cast'");
+  if (x.rank() > r.rank())
+    return err("'broadcast_to' cannot lower the rank from " + std::to_string(x.rank()) + " to " + std::to_string(r.rank()));
+  for (size_t k = 0; k < x.rank(); ++k) {
+    const DimExpr& d = x.dims[k];
+    const DimExpr& t = r.dims[r.rank() - x.rank() + k];
+    if (d.isConst() && d.constValue() == 1) continue;
+    if (!checkEqualDims(d, t, "'broadcast_to' dim " + std::to_string(r.rank() - x.rank() + k) +
+                                  " cannot be broadcast"))
+      return false;
+  }
+  return true;
+}
+
+bool OpChecker::inferConcat() {
+  const Type& x = in(0);
+  if (x.rank() == 0) return err("'concat' operands must have rank >= 1");
+  auto ax = axisAttr("axis", x.rank(), std::nullopt);
+  if (!ax) return false;
+  Type t = x;
+  for (size_t i = 1; i < op_.operands.size(); ++i) {
+    if (!sameDType(0, i)) return false;
+    if (in(i).rank() != x.rank())
+      return err("'concat' operands must have the same rank: " + operandName(0) + " is " + x.str() +
+                 ", " + operandName(i) + " is " + in(i).str());
+    for (size_t k = 0; k < x.rank(); ++k) {
+      if (static_cast<int64_t>(k) == *ax) continue;
+      if (!checkEqualDims(x.dims[k], in(i).dims[k], "'concat' operands differ in dim " + std::to_string(k)))
+        return false;
+    }
+    t.dims[*ax] = t.dims[*ax] + in(i).dims[*ax];
+  }
+  setResult(t);
+  return true;
+}
+
+bool OpChecker::inferSlice() {
+  const Type& x = in(0);
+  auto getList = [&](const char* n, bool required) -> std::optional<std::vector<Attribute>> {
+    const Attribute* a = op_.attr(n);
+    if (!a) {
+      if (required) err("'slice' needs attribute '" + std::string(n) + "'");
+      return std::nullopt;
+    }
+    if (a->kind != Attribute::Kind::List) {
+      err(a->loc, "attribute '" + std::string(n) + "' of 'slice' must be a list");
+      return std::nullopt;
+    }
+    for (const auto& e : a->list)
+      if (!e.isIntLike()) {
+        err(a->loc, "attribute '" + std::string(n) + "' of 'slice' must hold integers or dim expressions");
+        return std::nullopt;
+      }
+    return a->list;
+  };
+  auto starts = getList("starts", true);
+  auto ends = getList("ends", true);
+  if (!starts || !ends) return false;
+  size_t n = starts->size();
+  if (ends->size() != n) return err("'starts' and 'ends' of 'slice' have different lengths");
+  std::vector<int64_t> axes, steps(n, 1);
+  if (op_.attr("axes")) {
+    auto a = intListAttr("axes");
+    if (!a) return false;
+    axes = *a;
+    if (axes.size() != n) return err("'axes' and 'starts' of 'slice' have different lengths");
+  } else {
+    for (size_t i = 0; i < n; ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (op_.attr("steps")) {
+    auto s = intListAttr("steps");
+    if (!s) return false;
+    steps = *s;
+    if (steps.size() != n) return err("'steps' and 'starts' of 'slice' have different lengths");
+  }
+  Type t = x;
+  std::set<int64_t> seen;
+  for (size_t i = 0; i < n; ++i) {
+    auto ax = normalizeAxis(axes[i], x.rank());
+    if (!ax) return err("slice axis " + std::to_string(axes[i]) + " is out of range for rank " + std::to_string(x.rank()));
+    if (!seen.insert(*ax).second) return err("slice axis " + std::to_string(axes[i]) + " is listed twice");
+    int64_t st = steps[i];
+    if (st == 0) return err("slice step must not be 0");
+    const DimExpr& D = x.dims[*ax];
+    DimExpr s = (*starts)[i].asDim(), e = (*ends)[i].asDim();
+    // numpy: negative constant bounds count from the end, then clamp.
+    auto norm = [&](const DimExpr& v, int64_t lo, const DimExpr& hi) {
+      if (v.isConst() && v.constValue() < 0) return DimExpr::max(v + D, DimExpr(lo));
+      return DimExpr::min(v, hi);
+    };
+    DimExpr len;
+    if (st > 0) {
+      DimExpr s2 = norm(s, 0, D), e2 = norm(e, 0, D);
+      len = DimExpr::max(DimExpr(0), DimExpr::ceilDiv(e2 - s2, DimExpr(st)));
+    } else {
+      DimExpr s2 = norm(s, -1, D - 1), e2 = norm(e, -1, D - 1);
+      len = DimExpr::max(DimExpr(0), DimExpr::ceilDiv(s2 - e2, DimExpr(-st)));
+    }
+    t.dims[*ax] = len;
+  }
+  setResult(t);
+  return true;
+}
+
+bool OpChecker::inferGather() {
+  const Type& x = in(0);
+  const Type& idx = in(1);
+  if (idx.dtype != DType::I32 && idx.dtype != DType::I64)
+    return err("the indices of 'gather' must be i32 or i64, but " + operandName(1) + " is " + idx.str());
+  if (x.rank() == 0) return err("'gather' needs an operand of rank >= 1");
+  auto ax = axisAttr("axis", x.rank(), 0);
+  if (!ax) return false;
+  Type t{x.dtype, {}};
+  t.dims.insert(t.dims.end(), x.dims.begin(), x.dims.begin() + *ax);
+  t.dims.insert(t.dims.end(), idx.dims.begin(), idx.dims.end());
+  t.dims.insert(t.dims.end(), x.dims.begin() + *ax + 1, x.dims.end());
+  setResult(t);
+  return true;
+}
+
+bool OpChecker::inferIota() {
+  if (!op_.hasExplicitType) return err("'iota' needs a result type (': i64[...]')");
+  const Type& r = op_.result()->type;
+  if (r.rank() == 0) return err("'iota' needs a result of rank >= 1");
+  if (r.dtype == DType::I1) return err("'iota' cannot produce i1");
+  return axisAttr("axis", r.rank(), std::nullopt).has_value();
+}
+
+bool OpChecker::inferConstant() {
+  if (!op_.hasExplicitType) return err("'constant' needs a result type (e.g. ': f32[]')");
+  const Type& r = op_.result()->type;
+  const Attribute* v = op_.attr("value");
+  auto checkScalar = [&](const Attribute& a) {
+    if (a.kind == Attribute::Kind::Float && !isFloat(r.dtype))
+      return err(a.loc, "float literal in a constant of type " + r.str());
+    if (a.kind == Attribute::Kind::Bool && r.dtype != DType::I1)
+      return err(a.loc, "boolean literal in a constant of type " + r.str());
+    if (a.kind == Attribute::Kind::Int && r.dtype == DType::I1 && a.i != 0 && a.i != 1)
+      return err(a.loc, "i1 constant must be 0, 1, true or false");
+    return true;
+  };
+  switch (v->kind) {
+    case Attribute::Kind::Splat: return checkScalar(v->list[0]);
+    case Attribute::Kind::File:
+      if (v->s.empty()) return err("empty file name in constant");
+      return true;
+    case Attribute::Kind::Dense: {
+      // Walk the nesting against the (static) dims.
+      std::function<bool(const Attribute&, size_t)> walk = [&](const Attribute& a, size_t depth) -> bool {
+        if (depth == r.rank()) {
+          if (a.kind == Attribute::Kind::List) return err(a.loc, "dense literal is nested deeper than the rank of " + r.str());
+          return checkScalar(a);
+        }
+        const DimExpr& d = r.dims[depth];
+        if (!d.isConst()) return err("dense constant needs static dims, but " + r.str() + " has " + d.str());
+        if (a.kind != Attribute::Kind::List && a.kind != Attribute::Kind::Dense)
+          return err("dense literal does not match " + r.str() + ": expected a list at depth " + std::to_string(depth));
+        if (static_cast<int64_t>(a.list.size()) != d.constValue())
+          return err("dense literal does not match " + r.str() + ": dim " + std::to_string(depth) + " has " +
+                     std::to_string(a.list.size()) + " elements, expected " + d.str());
+        for (const auto& x : a.list)
+          if (!walk(x, depth + 1)) return false;
+        return true;
+      };
+      if (r.rank() == 0) {
+        if (v->list.size() != 1) return err("dense literal does not match " + r.str());
+        return checkScalar(v->list[0]);
+      }
+      return walk(*v, 0);
+    }
+    default: return checkScalar(*v);
+  }
+}
+
+bool OpChecker::inferDim() {
+  if (!axisAttr("axis", in(0).rank(), std::nullopt)) return false;
+  setResult(Type{DType::I64, {}});
+  return true;
+}
+
+}  // namespace
+
+bool inferOpTypes(Function& f, Operation& op, DiagEngine& diags, ShapeOracle* oracle) {
+  // An operand whose own op failed would only produce follow-on noise.
+  for (const Value* v : op.operands)
+    if (v->poisoned) {
+      for (auto& r : op.results) r->poisoned = true;
+      return false;
+    }
+  ShapeOracle dflt;
+  OpChecker c(f, op, diags, oracle ? *oracle : dflt);
+  bool ok = c.run();
+  for (auto& r : op.results) r->poisoned = !ok;
+  return ok;
+}
+
+bool verifyFunction(Function& f, DiagEngine& diags, ShapeOracle* oracle) {
+  ShapeOracle dflt;
+  ShapeOracle& o = oracle ? *oracle : dflt;
+  int before = diags.errorCount();
+  std::set<std::string> used;
+  for (const auto& a : f.args)
+    for (const auto& d : a->type.dims) d.collectSymbols(used);
+  for (const Fact& fact : f.facts) {
+    std::set<std::string> syms;
+    fact.lhs.collectSymbols(syms);
+    fact.rhs.collectSymbols(syms);
+    fact.hi.collectSymbols(syms);
+    for (const auto& s : syms)
+      if (!used.count(s)) diags.error(fact.loc, "fact mentions symbol '" + s + "', which no argument type uses");
+    if (syms.empty()) {
+      std::string why;
+      if (!fact.holds({}, &why)) diags.error(fact.loc, "fact '" + fact.str() + "' is always false");
+    }
+    if (fact.kind == Fact::Kind::Range && fact.rhs.isConst() && fact.hi.isConst() &&
+        fact.rhs.constValue() > fact.hi.constValue())
+      diags.error(fact.loc, "empty range in fact '" + fact.str() + "'");
+  }
+  for (auto& op : f.ops) inferOpTypes(f, *op, diags, &o);
+  if (f.returns.size() != f.resultTypes.size()) {
+    diags.error(f.returnLoc.valid() ? f.returnLoc : f.loc,
+                "function '@" + f.name + "' returns " + std::to_string(f.returns.size()) +
+                    " value(s) but its signature declares " + std::to_string(f.resultTypes.size()));
+  } else {
+    for (size_t i = 0; i < f.returns.size(); ++i) {
+      const Type& got = f.returns[i]->type;
+      const Type& want = f.resultTypes[i];
+      bool bad = got.dtype != want.dtype || got.rank() != want.rank();
+      for (size_t k = 0; !bad && k < got.rank(); ++k)
+        bad = o.equal(got.dims[k], want.dims[k]) == Tri::Disproved;
+      if (bad) {
+        diags.error(f.returnLoc, "returned value %" + f.returns[i]->name + " has type " + got.str() +
+                                     " but the signature declares " + want.str());
+        diags.note(f.returns[i]->loc, "%" + f.returns[i]->name + " is defined here");
+      }
+    }
+  }
+  return diags.errorCount() == before;
+}
+
+bool verifyModule(Module& m, DiagEngine& diags, ShapeOracle* oracle) {
+  bool ok = true;
+  for (auto& f : m.funcs) ok &= verifyFunction(*f, diags, oracle);
+  return ok;
+}
+
+}  // namespace dscc

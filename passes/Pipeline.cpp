@@ -1,0 +1,59 @@
+// Pass registry and runner.
+#include "passes/Pipeline.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+
+namespace dscc {
+
+const std::vector<PassInfo>& allPasses() {
+  static const std::vector<PassInfo> passes = {
+      {"verify", "check every op, fact and return type (runs after every pass anyway)",
+       [](Module& m, DiagEngine& d) { return verifyModule(m, d); }},
+  };
+  return passes;
+}
+
+const PassInfo* lookupPass(const std::string& name) {
+  for (const auto& p : allPasses())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+bool runPasses(Module& m, const std::vector<const PassInfo*>& passes, DiagEngine& diags,
+               const PipelineOptions& opts, std::ostream& os) {
+  struct Timing {
+    std::string name;
+    double ms;
+  };
+  std::vector<Timing> times;
+  bool ok = true;
+  for (const PassInfo* p : passes) {
+    auto t0 = std::chrono::steady_clock::now();
+    ok = p->run(m, diags) && verifyModule(m, diags);
+    auto t1 = std::chrono::steady_clock::now();
+    times.push_back({p->name, std::chrono::duration<double, std::milli>(t1 - t0).count()});
+    if (!ok) break;
+    bool print = opts.printAfterAll;
+    for (const auto& n : opts.printAfter) print |= n == p->name;
+    if (print) os << "// ----- IR after " << p->name << " -----\n" << printModule(m) << "\n";
+  }
+  if (opts.timePasses) {
+    double total = 0;
+    for (const auto& t : times) total += t.ms;
+    os << "// ----- pass timing -----\n";
+    char buf[160];
+    for (const auto& t : times) {
+      std::snprintf(buf, sizeof buf, "//   %10.3f ms  %s\n", t.ms, t.name.c_str());
+      os << buf;
+    }
+    std::snprintf(buf, sizeof buf, "//   %10.3f ms  total\n", total);
+    os << buf;
+  }
+  return ok;
+}
+
+}  // namespace dscc

@@ -1,0 +1,41 @@
+// The pass registry and the pipeline runner, with IR printing and timing.
+#pragma once
+
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "ir/Diagnostics.h"
+#include "ir/IR.h"
+
+namespace dscc {
+
+/// A pass rewrites a module in place; returns false after reporting errors.
+using PassFn = std::function<bool(Module&, DiagEngine&)>;
+
+/// One registered pass: its flag name (`--pass=NAME`), summary and body.
+struct PassInfo {
+  std::string name;
+  std::string summary;
+  PassFn run;
+};
+
+/// Every pass, in a fixed order (the order of `dscc-opt --list-passes`).
+const std::vector<PassInfo>& allPasses();
+/// The pass named `name`, or null.
+const PassInfo* lookupPass(const std::string& name);
+
+/// Options that apply to every pass run (`--print-ir-after-all`, ...).
+struct PipelineOptions {
+  bool printAfterAll = false;
+  std::vector<std::string> printAfter;  // pass names
+  bool timePasses = false;
+};
+
+/// Runs `passes` in order; prints IR and timings to `os` as asked. Stops at
+/// the first failing pass and returns false.
+bool runPasses(Module& m, const std::vector<const PassInfo*>& passes, DiagEngine& diags,
+               const PipelineOptions& opts, std::ostream& os);
+
+}  // namespace dscc

@@ -1,0 +1,15 @@
+# lit configuration: runs every .dsc / .test file under test/ with dscc tools on PATH.
+import os
+import lit.formats
+
+config.name = "dscc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".dsc", ".test"]
+config.excludes = ["unit", "inputs", "lit.cfg.py", "CMakeLists.txt"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.dscc_obj_root, "test")
+path = os.pathsep.join([config.dscc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.environment["PATH"] = path + os.pathsep + os.environ.get("PATH", "")
+config.substitutions.append(("%python", config.python))
+config.substitutions.append(("%srcroot", config.dscc_src_root))
+config.substitutions.append(("%workloads", os.path.join(config.dscc_src_root, "bench", "workloads")))

@@ -1,0 +1,125 @@
+// dscc-opt: parse, verify, run passes one at a time and print the IR (for lit tests).
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "ir/Parser.h"
+#include "ir/Printer.h"
+#include "passes/Pipeline.h"
+
+using namespace dscc;
+
+namespace {
+
+// Splits on lines `// -----`, keeping line numbers: each chunk is the whole
+// file with the other chunks blanked out.
+std::vector<std::string> splitInput(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::vector<std::pair<size_t, size_t>> ranges;
+  size_t start = 0;
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].rfind("// -----", 0) == 0) {
+      ranges.push_back({start, i});
+      start = i + 1;
+    }
+  ranges.push_back({start, lines.size()});
+  std::vector<std::string> chunks;
+  for (auto [b, e] : ranges) {
+    std::string c;
+    for (size_t i = 0; i < lines.size(); ++i) c += (i >= b && i < e ? lines[i] : "") + "\n";
+    chunks.push_back(c);
+  }
+  return chunks;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"dscc-opt: parse, verify and transform dscc IR, one pass at a time"};
+  std::string input, output = "-";
+  std::vector<std::string> passNames, printAfter;
+  bool verifyDiags = false, split = false, listPasses = false;
+  PipelineOptions opts;
+  app.add_option("file", input, "input .dsc file ('-' for stdin)");
+  app.add_option("--pass", passNames, "run pass NAME (repeatable, in order)");
+  app.add_option("-o", output, "output file (default: stdout)");
+  app.add_flag("--verify-diagnostics", verifyDiags,
+               "check diagnostics against expected-error/-warning/-note comments");
+  app.add_flag("--split-input-file", split, "treat '// -----' lines as separators of independent inputs");
+  app.add_flag("--print-ir-after-all", opts.printAfterAll, "print the IR after every pass");
+  app.add_option("--print-ir-after", opts.printAfter, "print the IR after pass NAME");
+  app.add_flag("--time-passes", opts.timePasses, "print the time each pass took");
+  app.add_flag("--list-passes", listPasses, "list the passes and exit");
+  CLI11_PARSE(app, argc, argv);
+
+  if (listPasses) {
+    for (const auto& p : allPasses()) std::cout << p.name << "  " << p.summary << "\n";
+    return 0;
+  }
+  if (input.empty()) {
+    std::cerr << "dscc-opt: error: no input file\n";
+    return 1;
+  }
+  std::vector<const PassInfo*> passes;
+  for (const auto& n : passNames) {
+    const PassInfo* p = lookupPass(n);
+    if (!p) {
+      std::cerr << "dscc-opt: error: unknown pass '" << n << "' (see --list-passes)\n";
+      return 1;
+    }
+    passes.push_back(p);
+  }
+
+  std::string text;
+  if (input == "-") {
+    std::stringstream ss;
+    ss << std::cin.rdbuf();
+    text = ss.str();
+  } else {
+    std::ifstream in(input, std::ios::binary);
+    if (!in) {
+      std::cerr << "dscc-opt: error: cannot open '" << input << "'\n";
+      return 1;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+
+  std::ostringstream out;
+  bool allOk = true;
+  SourceMgr sm;
+  DiagEngine diags(sm, std::cerr);
+  diags.setCapture(verifyDiags);
+  std::vector<std::string> chunks = split ? splitInput(text) : std::vector<std::string>{text};
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    int id = sm.addBuffer(input == "-" ? "<stdin>" : input, chunks[i]);
+    int before = diags.errorCount();
+    auto m = parseModule(sm, id, diags);
+    if (m && runPasses(*m, passes, diags, opts, out) && !verifyDiags) {
+      if (i) out << "// -----\n";
+      out << printModule(*m);
+    }
+    if (verifyDiags) {
+      allOk &= verifyExpectedDiagnostics(diags, id, std::cerr);
+      diags.clearCaptured();
+    } else {
+      allOk &= diags.errorCount() == before;
+    }
+  }
+  if (verifyDiags) return allOk ? 0 : 1;
+  if (output == "-") {
+    std::cout << out.str();
+  } else {
+    std::ofstream of(output, std::ios::binary);
+    if (!of) {
+      std::cerr << "dscc-opt: error: cannot write '" << output << "'\n";
+      return 1;
+    }
+    of << out.str();
+  }
+  return allOk ? 0 : 1;
+}
