@@ -429,13 +429,17 @@ bool writeNpy(const std::string& path, const Tensor& t, std::string* err) {
   if (!f) return fail(err, path, std::string("cannot open for writing: ") + std::strerror(errno));
   bool ok = std::fwrite(pre.data(), 1, pre.size(), f.get()) == pre.size() &&
             std::fwrite(header.data(), 1, header.size(), f.get()) == header.size();
-  if (ok && t.dtype == DType::I1) {
-    // NumPy bools must be exactly 0 or 1.
-    std::vector<uint8_t> norm(t.bytes.size());
-    for (size_t k = 0; k < norm.size(); ++k) norm[k] = t.bytes[k] != 0;
-    ok = std::fwrite(norm.data(), 1, norm.size(), f.get()) == norm.size();
-  } else if (ok) {
-    ok = std::fwrite(t.bytes.data(), 1, t.bytes.size(), f.get()) == t.bytes.size();
+  // An empty vector's data() may be null, which fwrite must not be given.
+  if (ok && !t.bytes.empty()) {
+    std::vector<uint8_t> norm;
+    const std::vector<uint8_t>* body = &t.bytes;
+    if (t.dtype == DType::I1) {
+      // NumPy bools must be exactly 0 or 1.
+      norm.resize(t.bytes.size());
+      for (size_t k = 0; k < norm.size(); ++k) norm[k] = t.bytes[k] != 0;
+      body = &norm;
+    }
+    ok = std::fwrite(body->data(), 1, body->size(), f.get()) == body->size();
   }
   std::FILE* raw = f.release();
   if (std::fclose(raw) != 0) ok = false;

@@ -13,3 +13,10 @@ config.environment["PATH"] = path + os.pathsep + os.environ.get("PATH", "")
 config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%srcroot", config.dscc_src_root))
 config.substitutions.append(("%workloads", os.path.join(config.dscc_src_root, "bench", "workloads")))
+
+# The shared yardstick sits beside the project in the development and CI
+# checkouts, never on a user's machine.
+shared_workloads = os.path.join(config.dscc_src_root, "..", "shared", "workloads")
+if os.path.isdir(shared_workloads):
+    config.available_features.add("shared-workloads")
+    config.substitutions.append(("%shared_workloads", shared_workloads))

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages dscc needs (only the missing ones) and configures
+# the build directory. Safe to run any number of times.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(cmake ninja-build g++ python3 python3-numpy libcli11-dev libgtest-dev llvm-19-tools)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+
+if [ ! -f "build/build.ninja" ]; then
+  cmake -S . -B "build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+fi
