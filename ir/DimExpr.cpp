@@ -6,6 +6,26 @@
 namespace dscc {
 namespace {
 
+thread_local bool gOverflow = false;
+
+// Coefficient arithmetic saturates and raises the overflow flag.
+int64_t addC(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) {
+    gOverflow = true;
+    return a > 0 ? INT64_MAX : INT64_MIN + 1;
+  }
+  return r == INT64_MIN ? (gOverflow = true, INT64_MIN + 1) : r;
+}
+int64_t mulC(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) {
+    gOverflow = true;
+    return (a < 0) != (b < 0) ? INT64_MIN + 1 : INT64_MAX;
+  }
+  return r == INT64_MIN ? (gOverflow = true, INT64_MIN + 1) : r;
+}
+
 // Monomial order: higher degree first, then by atom keys; constant last.
 bool monoLess(const std::vector<DimAtomPtr>& a, const std::vector<DimAtomPtr>& b) {
   if (a.size() != b.size()) return a.size() > b.size();
@@ -30,7 +50,7 @@ std::vector<DimTerm> normalize(std::vector<DimTerm> ts) {
   std::vector<DimTerm> out;
   for (auto& t : ts) {
     if (!out.empty() && monoEq(out.back().atoms, t.atoms))
-      out.back().coeff += t.coeff;
+      out.back().coeff = addC(out.back().coeff, t.coeff);
     else
       out.push_back(t);
   }
@@ -116,7 +136,8 @@ std::string DimExprBuilder::render(const DimAtom& a, bool key) {
                                  [](const DimAtomPtr& x) { return x->kind != DimAtomKind::Div &&
                                                                   x->kind != DimAtomKind::Mod; });
       std::string ns = nSimple ? render(n, key) : "(" + render(n, key) + ")";
-      return ns + (a.kind == DimAtomKind::Div ? "/" : "%") + wrap(a.args[1], key);
+      // ` % ` keeps `S%8` from lexing as the value name `%8`.
+      return ns + (a.kind == DimAtomKind::Div ? "/" : " % ") + wrap(a.args[1], key);
     }
     default: {
       static const char* names[] = {"", "", "floordiv", "ceildiv", "", "min", "max", "bcast"};
@@ -173,6 +194,12 @@ std::optional<DimExpr> DimExprBuilder::exactQuotient(const DimExpr& a, const Dim
   return fromTerms(q);
 }
 
+bool DimExpr::takeOverflow() {
+  bool o = gOverflow;
+  gOverflow = false;
+  return o;
+}
+
 DimExpr::DimExpr(int64_t v) {
   if (v != 0) terms_.push_back(DimTerm{v, {}});
 }
@@ -189,7 +216,7 @@ DimExpr operator+(const DimExpr& a, const DimExpr& b) {
 
 DimExpr DimExpr::operator-() const {
   std::vector<DimTerm> ts = terms_;
-  for (auto& t : ts) t.coeff = -t.coeff;
+  for (auto& t : ts) t.coeff = mulC(t.coeff, -1);
   return DimExprBuilder::fromTerms(ts);
 }
 
@@ -200,7 +227,7 @@ DimExpr operator*(const DimExpr& a, const DimExpr& b) {
   for (const auto& x : a.terms_)
     for (const auto& y : b.terms_) {
       DimTerm t;
-      t.coeff = x.coeff * y.coeff;
+      t.coeff = mulC(x.coeff, y.coeff);
       t.atoms = x.atoms;
       t.atoms.insert(t.atoms.end(), y.atoms.begin(), y.atoms.end());
       ts.push_back(t);

@@ -83,6 +83,10 @@ class DimExpr {
 
   const std::vector<DimTerm>& terms() const { return terms_; }
 
+  /// True if some arithmetic on this thread overflowed 64 bits since the last
+  /// call (results saturate); clears the flag. The parser reports it.
+  static bool takeOverflow();
+
   bool operator==(const DimExpr& o) const;
   bool operator!=(const DimExpr& o) const { return !(*this == o); }
   /// Deterministic total order (by key), for sorting and maps.

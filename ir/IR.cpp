@@ -89,6 +89,7 @@ std::string Attribute::str() const {
       return o + "]";
     }
     case Kind::Dense: {
+      if (b && list.size() == 1) return "dense<" + list[0].str() + ">";  // scalar form
       Attribute l = *this;
       l.kind = Kind::List;
       return "dense<" + l.str() + ">";
@@ -165,6 +166,46 @@ bool Fact::holds(const DimBindings& env, std::string* err) const {
     *err = "'" + str() + "' does not hold" + (vals.empty() ? "" : " (" + vals + ")");
   }
   return ok;
+}
+
+std::string CheckRelation::str() const {
+  if (kind == "eq") return lhs.str() + " == " + rhs.str();
+  if (kind == "le") return lhs.str() + " <= " + rhs.str();
+  if (kind == "divisible") return lhs.str() + " % " + rhs.str() + " == 0";
+  return "broadcastable(" + lhs.str() + ", " + rhs.str() + ")";
+}
+
+std::optional<bool> CheckRelation::holds(const DimBindings& env, std::string* err) const {
+  auto l = lhs.evaluate(env, err);
+  auto r = rhs.evaluate(env, err);
+  if (!l || !r) return std::nullopt;
+  if (kind == "eq") return *l == *r;
+  if (kind == "le") return *l <= *r;
+  if (kind == "divisible") return *r != 0 && *l % *r == 0;
+  return *l == *r || *l == 1 || *r == 1;
+}
+
+std::optional<CheckRelation> checkRelation(const Operation& op) {
+  const Attribute* k = op.attr("kind");
+  const Attribute* l = op.attr("lhs");
+  const Attribute* r = op.attr("rhs");
+  const Attribute* w = op.attr("what");
+  if (!k || k->kind != Attribute::Kind::String || !l || !l->isIntLike() || !r || !r->isIntLike())
+    return std::nullopt;
+  if (k->s != "eq" && k->s != "le" && k->s != "divisible" && k->s != "broadcastable") return std::nullopt;
+  if (w && w->kind != Attribute::Kind::String) return std::nullopt;
+  return CheckRelation{k->s, l->asDim(), r->asDim(), w ? w->s : ""};
+}
+
+std::unique_ptr<Operation> makeCheckOp(const CheckRelation& r, Location loc) {
+  auto op = std::make_unique<Operation>();
+  op->kind = OpKind::Check;
+  op->loc = loc;
+  op->setAttr("kind", Attribute::makeString(r.kind));
+  op->setAttr("lhs", Attribute::makeDim(r.lhs));
+  op->setAttr("rhs", Attribute::makeDim(r.rhs));
+  if (!r.what.empty()) op->setAttr("what", Attribute::makeString(r.what));
+  return op;
 }
 
 Function* Module::entry() const {

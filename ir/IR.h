@@ -24,7 +24,7 @@ enum class OpKind {
 /// Groups of ops that share verification, inference and printing rules.
 enum class OpCategory {
   Unary, Cast, Binary, Logical, Compare, Select, Reduce, ArgMax, Softmax, LayerNorm,
-  Matmul, Reshape, Transpose, BroadcastTo, Concat, Slice, Gather, Iota, Constant, Dim
+  Matmul, Reshape, Transpose, BroadcastTo, Concat, Slice, Gather, Iota, Constant, Dim, Check
 };
 
 /// Static facts about one op kind, from Ops.def.
@@ -60,7 +60,7 @@ struct Type {
 struct Attribute {
   enum class Kind {
     Int, Float, String, Bool, DType, List, Dim,
-    Dense,  // constant dense<[...]>: `list` holds the nested literal
+    Dense,  // constant dense<[...]>: `list` holds the nested literal; b: scalar form dense<5>
     Splat,  // constant splat<v>: `list[0]` holds the value
     File    // constant file("x.npy"): `s` holds the path
   };
@@ -127,6 +127,23 @@ struct Operation {
 /// A comparison operator in a `where` fact.
 enum class CmpOp { Eq, Ne, Lt, Le, Gt, Ge };
 std::string_view cmpOpText(CmpOp op);
+
+/// The relation a `check` op asserts: kind "eq" (lhs == rhs), "le"
+/// (lhs <= rhs), "divisible" (lhs % rhs == 0) or "broadcastable"
+/// (lhs == rhs || lhs == 1 || rhs == 1).
+struct CheckRelation {
+  std::string kind;
+  DimExpr lhs, rhs;
+  std::string what;  // what the relation is for, for messages
+  /// `S == T`, `S % 2 == 0`, `broadcastable(S, T)`.
+  std::string str() const;
+  /// Evaluates under `env`; nullopt (with `err`) if a dim cannot be evaluated.
+  std::optional<bool> holds(const DimBindings& env, std::string* err) const;
+};
+/// The relation of a `check` op; nullopt if its attributes are malformed.
+std::optional<CheckRelation> checkRelation(const Operation& op);
+/// Builds a `check` op for `r` at `loc`.
+std::unique_ptr<Operation> makeCheckOp(const CheckRelation& r, Location loc);
 
 /// A `where` fact: `S in [lo, hi]` or `lhs OP rhs` (e.g. `S % 8 == 0`).
 struct Fact {

@@ -1,5 +1,4 @@
-// Interpreter kernels for data movement and values: reshape, transpose, broadcast_to,
-// concat, slice, gather, iota, constant, dim.
+// Interpreter kernels for data movement and values (reshape ... gather, iota, constant, dim).
 #include <algorithm>
 #include <cstring>
 #include <filesystem>

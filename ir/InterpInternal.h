@@ -75,19 +75,24 @@ struct OpCtx {
   bool typeShape(size_t i, std::vector<std::optional<int64_t>>& out) const;
 };
 
-/// Kernels: each computes the op's results into `out` (one per result) or
-/// reports an error and returns false. Result shapes are checked afterwards.
+// Kernels: each computes the op's results into `out` (one per result) or
+// reports an error and returns false. The driver checks result shapes after.
+
+/// Elementwise kernels (InterpElementwise.cpp); runBinary also serves the
+/// Logical and Compare categories.
 bool runUnary(OpCtx& c, std::vector<Tensor>& out);
 bool runCast(OpCtx& c, std::vector<Tensor>& out);
-bool runBinary(OpCtx& c, std::vector<Tensor>& out);  // Binary, Logical and Compare
+bool runBinary(OpCtx& c, std::vector<Tensor>& out);
 bool runSelect(OpCtx& c, std::vector<Tensor>& out);
 
+/// Reductions, normalisations and matmul (InterpReduce.cpp).
 bool runReduce(OpCtx& c, std::vector<Tensor>& out);
 bool runArgMax(OpCtx& c, std::vector<Tensor>& out);
 bool runSoftmax(OpCtx& c, std::vector<Tensor>& out);
 bool runLayerNorm(OpCtx& c, std::vector<Tensor>& out);
 bool runMatmul(OpCtx& c, std::vector<Tensor>& out);
 
+/// Data movement and values (InterpData.cpp).
 bool runReshape(OpCtx& c, std::vector<Tensor>& out);
 bool runTranspose(OpCtx& c, std::vector<Tensor>& out);
 bool runBroadcastTo(OpCtx& c, std::vector<Tensor>& out);
@@ -97,5 +102,8 @@ bool runGather(OpCtx& c, std::vector<Tensor>& out);
 bool runIota(OpCtx& c, std::vector<Tensor>& out);
 bool runConstant(OpCtx& c, std::vector<Tensor>& out);
 bool runDim(OpCtx& c, std::vector<Tensor>& out);
+
+/// A `check` op (Interpreter.cpp): no results, an error if its relation fails.
+bool runCheck(OpCtx& c, std::vector<Tensor>& out);
 
 }  // namespace dscc::interp

@@ -209,6 +209,24 @@ bool OpCtx::typeShape(size_t i, std::vector<std::optional<int64_t>>& out) const 
   return true;
 }
 
+bool runCheck(OpCtx& c, std::vector<Tensor>&) {
+  auto rel = checkRelation(c.op);
+  if (!rel) return c.fail("malformed check (it needs kind, lhs and rhs)");
+  std::string e;
+  auto ok = rel->holds(c.env, &e);
+  std::string head = "run-time check" + (rel->what.empty() ? std::string() : " (" + rel->what + ")");
+  if (!ok) return c.fail(head + " cannot be evaluated: " + e);
+  if (*ok) return true;
+  std::set<std::string> syms;
+  rel->lhs.collectSymbols(syms);
+  rel->rhs.collectSymbols(syms);
+  std::string vals;
+  for (const auto& s : syms)
+    if (auto it = c.env.find(s); it != c.env.end())
+      vals += (vals.empty() ? "" : ", ") + s + " = " + std::to_string(it->second);
+  return c.fail(head + " failed: '" + rel->str() + "' does not hold" + (vals.empty() ? "" : " (" + vals + ")"));
+}
+
 namespace {
 
 // Checks a computed tensor against a declared type, binding symbols the type
@@ -285,6 +303,7 @@ bool dispatch(OpCtx& c, std::vector<Tensor>& out) {
     case OpCategory::Iota: return runIota(c, out);
     case OpCategory::Constant: return runConstant(c, out);
     case OpCategory::Dim: return runDim(c, out);
+    case OpCategory::Check: return runCheck(c, out);
   }
   return c.fail("the interpreter does not know " + c.name());
 }

@@ -65,7 +65,8 @@ class Parser {
     while (!at(Tok::Eof)) {
       const Token& t = cur();
       if (t.loc.line > line && (t.kind == Tok::ValueName || t.kind == Tok::RBrace ||
-                                (t.kind == Tok::Ident && (t.text == "return" || t.text == "func"))))
+                                (t.kind == Tok::Ident && (t.text == "return" || t.text == "func" ||
+                                                          t.text == "check"))))
         return;
       take();
     }
@@ -93,16 +94,47 @@ class Parser {
   Value* lookupValue(const Token& t);
   void define(Value* v);
 
+  // Guards recursion so deeply nested input is an error, not a stack overflow.
+  struct DepthGuard {
+    Parser& p;
+    explicit DepthGuard(Parser& p) : p(p) {
+      if (++p.depth_ > kMaxDepth) p.fail(p.cur().loc, "nesting is deeper than " + std::to_string(kMaxDepth) + " levels");
+    }
+    ~DepthGuard() { --p.depth_; }
+  };
+  static constexpr int kMaxDepth = 200;
+  // Checks that building an expression did not overflow 64 bits.
+  void checkOverflow(Location l) {
+    if (DimExpr::takeOverflow()) fail(l, "dim expression is out of range of 64-bit integers");
+  }
+  // A stand-in for a value whose definition failed: later uses stay quiet.
+  Value* placeholder(const std::string& name, Location loc) {
+    auto v = std::make_unique<Value>();
+    v->name = name;
+    v->loc = loc;
+    v->poisoned = true;
+    Value* p = v.get();
+    orphans_.push_back(std::move(v));
+    values_[name] = p;
+    return p;
+  }
+
   std::vector<Token> toks_;
   size_t pos_ = 0;
   DiagEngine& diags_;
   Function* fn_ = nullptr;
   std::map<std::string, Value*> values_;
+  std::vector<std::unique_ptr<Value>> orphans_;
+  int depth_ = 0;
+  bool allowAnon_ = false;   // `?` is a dim only inside types
+  bool quietUndefined_ = false;  // after a broken signature, unknown names are not news
 };
 
 std::optional<DimExpr> Parser::parseExpr() {
   try {
-    return parseSum();
+    DimExpr e = parseSum();
+    checkOverflow(cur().loc);
+    return e;
   } catch (ParseError&) {
     return std::nullopt;
   }
@@ -111,12 +143,15 @@ std::optional<DimExpr> Parser::parseExpr() {
 DimExpr Parser::parseExprOrFail() { return parseSum(); }
 
 DimExpr Parser::parseSum() {
+  DepthGuard g(*this);
+  Location l = cur().loc;
   DimExpr e = parseProduct();
   while (at(Tok::Plus) || at(Tok::Minus)) {
     bool plus = take().kind == Tok::Plus;
     DimExpr r = parseProduct();
     e = plus ? e + r : e - r;
   }
+  checkOverflow(l);
   return e;
 }
 
@@ -140,6 +175,7 @@ DimExpr Parser::parseProduct() {
 }
 
 DimExpr Parser::parseUnary() {
+  DepthGuard g(*this);
   if (accept(Tok::Minus)) return -parseUnary();
   return parsePrimary();
 }
@@ -155,8 +191,8 @@ DimExpr Parser::parsePrimary() {
     return DimExpr(static_cast<int64_t>(v));
   }
   if (t.kind == Tok::Question) {
+    if (!fn_ || !allowAnon_) fail(t.loc, "'?' is only allowed in a type");
     take();
-    if (!fn_) fail(t.loc, "'?' is only allowed in a type");
     return fn_->freshSymbol();
   }
   if (t.kind == Tok::LParen) {
@@ -205,10 +241,17 @@ Type Parser::parseType() {
   Type ty;
   ty.dtype = *dt;
   expect(Tok::LBracket, "'[' after dtype");
+  struct AnonScope {
+    bool& flag;
+    bool old;
+    ~AnonScope() { flag = old; }
+  } scope{allowAnon_, allowAnon_};
+  allowAnon_ = true;
   if (!at(Tok::RBracket)) {
     do {
       Location l = cur().loc;
       DimExpr d = parseSum();
+      checkOverflow(l);
       if (d.isConst() && d.constValue() < 0) fail(l, "dim " + d.str() + " is negative");
       ty.dims.push_back(d);
     } while (accept(Tok::Comma));
@@ -228,8 +271,9 @@ std::vector<Type> Parser::parseTypeList() {
 
 Value* Parser::lookupValue(const Token& t) {
   auto it = values_.find(t.text);
-  if (it == values_.end()) fail(t.loc, "use of undefined value '%" + t.text + "'");
-  return it->second;
+  if (it != values_.end()) return it->second;
+  if (quietUndefined_) return placeholder(t.text, t.loc);
+  fail(t.loc, "use of undefined value '%" + t.text + "'");
 }
 
 void Parser::define(Value* v) {
@@ -270,10 +314,13 @@ std::unique_ptr<Function> Parser::parseFunction() {
   auto f = std::make_unique<Function>();
   fn_ = f.get();
   values_.clear();
+  quietUndefined_ = false;
+  int errorsBefore = diags_.errorCount();
   f->loc = take().loc;  // 'func'
   try {
     parseSignature(*f);
   } catch (ParseError&) {
+    quietUndefined_ = true;
     // Resynchronise at the body if we can find it, else at the next function.
     while (!at(Tok::Eof) && !at(Tok::LBrace) && !atIdent("func")) take();
     if (!at(Tok::LBrace)) return nullptr;
@@ -283,15 +330,19 @@ std::unique_ptr<Function> Parser::parseFunction() {
   while (!at(Tok::Eof) && !at(Tok::RBrace)) {
     if (atIdent("func")) break;
     int line = cur().loc.line;
+    bool isReturn = atIdent("return");
     try {
       if (returned) fail(cur().loc, "operation after 'return'");
       returned = !parseStatement(*f);
     } catch (ParseError&) {
+      returned |= isReturn;
       syncStatement(line);
     }
   }
   if (!accept(Tok::RBrace)) error(cur().loc, "expected '}' at the end of function '@" + f->name + "'");
-  if (!returned) error(f->loc, "function '@" + f->name + "' has no 'return'");
+  // A function with other errors may have lost its return to recovery.
+  if (!returned && diags_.errorCount() == errorsBefore)
+    error(f->loc, "function '@" + f->name + "' has no 'return'");
   fn_ = nullptr;
   return f;
 }
@@ -366,14 +417,31 @@ bool Parser::parseStatement(Function& f) {
     return false;
   }
   std::vector<Token> names;
-  do names.push_back(expect(Tok::ValueName, "'%name =' or 'return'"));
-  while (accept(Tok::Comma));
-  expect(Tok::Equal, "'=' after result name");
+  // An op without results (`check {...}`) starts with its name.
+  if (!at(Tok::Ident)) {
+    do names.push_back(expect(Tok::ValueName, "'%name =' or 'return'"));
+    while (accept(Tok::Comma));
+    expect(Tok::Equal, "'=' after result name");
+  }
   Token opTok = cur();
-  if (opTok.kind != Tok::Ident) fail(opTok.loc, "expected op name, found " + describe(opTok));
-  auto kind = lookupOp(opTok.text);
-  if (!kind) fail(opTok.loc, "unknown op '" + opTok.text + "' (`dscc ops` lists them)");
+  auto kind = opTok.kind == Tok::Ident ? lookupOp(opTok.text) : std::nullopt;
+  if (!kind) {
+    for (const Token& n : names) placeholder(n.text, n.loc);
+    if (opTok.kind != Tok::Ident) fail(opTok.loc, "expected op name, found " + describe(opTok));
+    fail(opTok.loc, "unknown op '" + opTok.text + "' (`dscc ops` lists them)");
+  }
   take();
+  // From here on a failure still defines the names, so later uses stay quiet.
+  struct Poison {
+    Parser& p;
+    const std::vector<Token>& names;
+    bool armed = true;
+    ~Poison() {
+      if (armed)
+        for (const Token& n : names)
+          if (!p.values_.count(n.text)) p.placeholder(n.text, n.loc);
+    }
+  } poison{*this, names};
   auto op = std::make_unique<Operation>();
   op->kind = *kind;
   op->loc = opTok.loc;
@@ -387,6 +455,7 @@ bool Parser::parseStatement(Function& f) {
   }
   parseOpRest(f, *op);
   // Define after parsing operands: `%x = add %x, %x` must not see itself.
+  poison.armed = false;
   for (auto& r : op->results) define(r.get());
   inferOpTypes(f, *op, diags_);
   f.ops.push_back(std::move(op));
@@ -455,6 +524,7 @@ Attribute Parser::parseLiteral() {
     take();
     take();
     std::function<Attribute()> elem = [&]() -> Attribute {
+      DepthGuard g(*this);
       if (accept(Tok::LBracket)) {
         std::vector<Attribute> xs;
         if (!at(Tok::RBracket)) {
@@ -469,7 +539,7 @@ Attribute Parser::parseLiteral() {
     Attribute a = elem();
     expect(Tok::Greater, "'>' to close dense<...>");
     if (a.kind == Attribute::Kind::List) a.kind = Attribute::Kind::Dense;
-    else a = [&] { Attribute d; d.kind = Attribute::Kind::Dense; d.list = {a}; d.i = 1; return d; }();
+    else a = [&] { Attribute d; d.kind = Attribute::Kind::Dense; d.list = {a}; d.b = true; return d; }();
     return a;
   }
   if (atIdent("splat") && peek().kind == Tok::Less) {
@@ -496,6 +566,7 @@ Attribute Parser::parseLiteral() {
 }
 
 Attribute Parser::parseAttrValue() {
+  DepthGuard g(*this);
   Location l = cur().loc;
   Attribute a;
   if (accept(Tok::LBracket)) {

@@ -6,7 +6,7 @@ namespace dscc {
 std::string printOp(const Operation& op) {
   std::string s;
   for (size_t i = 0; i < op.results.size(); ++i) s += (i ? ", %" : "%") + op.results[i]->name;
-  s += " = ";
+  if (!op.results.empty()) s += " = ";
   s += op.name();
   if (op.kind == OpKind::Constant) {
     if (const Attribute* v = op.attr("value")) s += " " + v->str();
@@ -20,6 +20,7 @@ std::string printOp(const Operation& op) {
     s += name + " = " + a.str();
   }
   if (!first) s += "}";
+  if (op.results.empty()) return s;
   s += " :";
   for (size_t i = 0; i < op.results.size(); ++i) s += (i ? ", " : " ") + op.results[i]->type.str();
   return s;

@@ -14,6 +14,13 @@ Tri ShapeOracle::equal(const DimExpr& a, const DimExpr& b) {
   return Tri::Unknown;
 }
 
+Tri ShapeOracle::broadcastable(const DimExpr& a, const DimExpr& b) {
+  auto one = [](const DimExpr& e) { return e.isConst() && e.constValue() == 1; };
+  if (a == b || one(a) || one(b)) return Tri::Proved;
+  if (a.isConst() && b.isConst()) return Tri::Disproved;
+  return Tri::Unknown;
+}
+
 std::optional<int64_t> normalizeAxis(int64_t axis, size_t rank) {
   int64_t r = static_cast<int64_t>(rank);
   if (axis < -r || axis >= r) return std::nullopt;
@@ -52,6 +59,7 @@ class OpChecker {
   bool requireNumeric(size_t i);
   std::optional<std::vector<DimExpr>> broadcast(const std::vector<std::vector<DimExpr>>& shapes);
   bool checkEqualDims(const DimExpr& a, const DimExpr& b, const std::string& what);
+  void exampleNote();
 
   bool inferUnary();
   bool inferBinary();
@@ -153,8 +161,20 @@ bool OpChecker::requireNumeric(size_t i) {
 }
 
 bool OpChecker::checkEqualDims(const DimExpr& a, const DimExpr& b, const std::string& what) {
-  if (oracle_.equal(a, b) != Tri::Disproved) return true;
-  return err(what + ": " + a.str() + " vs " + b.str());
+  Tri t = oracle_.equal(a, b);
+  if (t == Tri::Proved) return true;
+  if (t == Tri::Unknown) {
+    oracle_.requireAtRuntime({"eq", a, b, what}, &op_);
+    return true;
+  }
+  err(what + ": " + a.str() + " vs " + b.str());
+  exampleNote();
+  return false;
+}
+
+void OpChecker::exampleNote() {
+  std::string ex = oracle_.counterexample();
+  if (!ex.empty()) diags_.note(op_.loc, "e.g. " + ex);
 }
 
 std::optional<std::vector<DimExpr>> OpChecker::broadcast(const std::vector<std::vector<DimExpr>>& shapes) {
@@ -173,18 +193,24 @@ std::optional<std::vector<DimExpr>> OpChecker::broadcast(const std::vector<std::
         continue;
       }
       const DimExpr& cur = out[k];
-      if (oracle_.equal(cur, d) == Tri::Proved) continue;
-      if (d.isConst() && d.constValue() == 1) continue;
-      if (cur.isConst() && cur.constValue() == 1) {
+      auto one = [&](const DimExpr& e) {
+        return (e.isConst() && e.constValue() == 1) || (!e.isConst() && oracle_.equal(e, DimExpr(1)) == Tri::Proved);
+      };
+      if (oracle_.equal(cur, d) == Tri::Proved || one(d)) continue;
+      if (one(cur)) {
         out[k] = d;
         continue;
       }
-      if (cur.isConst() && d.isConst()) {
+      Tri bt = oracle_.broadcastable(cur, d);
+      if (bt == Tri::Disproved) {
         err("operands of '" + opName() + "' cannot be broadcast: dim " + std::to_string(k) +
             " is " + cur.str() + " in one and " + d.str() + " in another");
+        exampleNote();
         good = false;
         continue;
       }
+      if (bt == Tri::Unknown)
+        oracle_.requireAtRuntime({"broadcastable", cur, d, "operands of '" + opName() + "' broadcast in dim " + std::to_string(k)}, &op_);
       out[k] = DimExpr::bcast(cur, d);
     }
   }
@@ -205,12 +231,17 @@ void OpChecker::setResult(Type t) {
     r->type = t;
     return;
   }
-  for (size_t i = 0; i < d.rank(); ++i)
-    if (oracle_.equal(d.dims[i], t.dims[i]) == Tri::Disproved) {
+  for (size_t i = 0; i < d.rank(); ++i) {
+    Tri eq = oracle_.equal(d.dims[i], t.dims[i]);
+    if (eq == Tri::Disproved) {
       err(msg);
+      exampleNote();
       r->type = t;
       return;
     }
+    if (eq == Tri::Unknown)
+      oracle_.requireAtRuntime({"eq", d.dims[i], t.dims[i], "declared dim " + std::to_string(i) + " of %" + r->name}, &op_);
+  }
   // The declared type stays: it is what the user means, and it is checked at run time.
 }
 
@@ -225,8 +256,10 @@ bool OpChecker::run() {
     err("'" + opName() + "' expects " + want + " operand" + (want == "1" ? "" : "s") + ", got " +
         std::to_string(n));
   }
-  if (op_.results.size() != 1)
-    err("'" + opName() + "' has 1 result, but " + std::to_string(op_.results.size()) + " are named");
+  size_t wantResults = info.category == OpCategory::Check ? 0 : 1;
+  if (op_.results.size() != wantResults)
+    err("'" + opName() + "' has " + std::to_string(wantResults) + " result" + (wantResults == 1 ? "" : "s") +
+        ", but " + std::to_string(op_.results.size()) + (op_.results.size() == 1 ? " is" : " are") + " named");
   for (const auto& [name, a] : op_.attrs) {
     if (op_.kind == OpKind::Constant && name == "value") continue;
     if (!opAllowsAttr(op_.kind, name)) {
@@ -235,7 +268,13 @@ bool OpChecker::run() {
                      (allowed.empty() ? " (it takes none)" : " (expected one of: " + allowed + ")"));
     }
   }
-  if (!ok_ || op_.results.size() != 1) return false;
+  if (!ok_) return false;
+  if (info.category == OpCategory::Check) {
+    if (op_.hasExplicitType) return err("'check' has no result type");
+    if (!checkRelation(op_))
+      return err("'check' needs kind = \"eq\", \"le\", \"divisible\" or \"broadcastable\", and dims lhs and rhs");
+    return true;
+  }
   switch (info.category) {
     case OpCategory::Unary: case OpCategory::Cast: return inferUnary() && ok_;
     case OpCategory::Binary: case OpCategory::Logical: case OpCategory::Compare: return inferBinary() && ok_;
@@ -254,6 +293,7 @@ bool OpChecker::run() {
     case OpCategory::Iota: return inferIota() && ok_;
     case OpCategory::Constant: return inferConstant() && ok_;
     case OpCategory::Dim: return inferDim() && ok_;
+    case OpCategory::Check: return ok_;
   }
   return ok_;
 }
@@ -412,7 +452,8 @@ bool OpChecker::inferMatmul() {
   if (bVec) b.dims.push_back(DimExpr(1));
   const DimExpr& ka = a.dims[a.rank() - 1];
   const DimExpr& kb = b.dims[b.rank() - 2];
-  if (!checkEqualDims(ka, kb, "matmul contraction dims differ")) return false;
+  if (!checkEqualDims(ka, kb, "matmul contraction dims differ"))
+    return false;
   std::vector<DimExpr> ba(a.dims.begin(), a.dims.end() - 2), bb(b.dims.begin(), b.dims.end() - 2);
   auto batch = broadcast({ba, bb});
   if (!batch) return false;
@@ -447,9 +488,44 @@ bool OpChecker::inferReshape() {
     return err("'reshape' cannot change the dtype (" + std::string(dtypeName(in(0).dtype)) + " to " +
                std::string(dtypeName(r.dtype)) + "); use 'cast'");
   if (countAnon(r) > 1) return err("'reshape' result type may have at most one '?' dim");
-  if (countAnon(r) == 0 && oracle_.equal(product(in(0).dims), product(r.dims)) == Tri::Disproved)
-    return err("'reshape' changes the element count: " + in(0).str() + " has " +
-               product(in(0).dims).str() + " elements, " + r.str() + " has " + product(r.dims).str());
+  if (countAnon(r) == 1) {
+    // Static sizes that cannot split evenly are an error right away.
+    DimExpr count = product(in(0).dims), others(1);
+    for (const auto& d : r.dims)
+      if (!(d.isSymbol() && d.symbolName()[0] == '?')) others = others * d;
+    if (count.isConst() && others.isConst() && others.constValue() != 0 && count.constValue() % others.constValue() != 0)
+      return err("'reshape' cannot split " + count.str() + " elements into " + r.str() + ": " + count.str() +
+                 " is not a multiple of " + others.str());
+  }
+  if (countAnon(r) == 1 && oracle_.solveAnonymousDims()) {
+    // The one `?` is the element count divided by the other dims.
+    std::string anon;
+    DimExpr others(1);
+    for (const auto& d : r.dims) {
+      if (d.isSymbol() && d.symbolName()[0] == '?') anon = d.symbolName();
+      else others = others * d;
+    }
+    if (!anon.empty()) {
+      DimExpr solved = DimExpr::div(product(in(0).dims), others);
+      Type t = r;
+      for (auto& d : t.dims) d = d.substitute({{anon, solved}});
+      op_.result()->type = t;
+      if (solved.hasOpaqueAtoms())
+        oracle_.requireAtRuntime({"divisible", product(in(0).dims), others, "element count of 'reshape' divides into " + t.str()}, &op_);
+      return true;
+    }
+  }
+  if (countAnon(r) == 0) {
+    Tri t = oracle_.equal(product(in(0).dims), product(r.dims));
+    if (t == Tri::Disproved) {
+      err("'reshape' changes the element count: " + in(0).str() + " has " +
+          product(in(0).dims).str() + " elements, " + r.str() + " has " + product(r.dims).str());
+      exampleNote();
+      return false;
+    }
+    if (t == Tri::Unknown)
+      oracle_.requireAtRuntime({"eq", product(in(0).dims), product(r.dims), "element count of 'reshape'"}, &op_);
+  }
   return true;
 }
 
@@ -467,9 +543,10 @@ bool OpChecker::inferTranspose() {
   std::sort(sorted.begin(), sorted.end());
   bool isPerm = sorted.size() == x.rank();
   for (size_t i = 0; isPerm && i < sorted.size(); ++i) isPerm = sorted[i] == static_cast<int64_t>(i);
-  if (!isPerm)
-    return err(op_.attr("perm")->loc, "'perm' must be a permutation of 0.." + std::to_string(x.rank() - 1) +
-                                          " for an operand of rank " + std::to_string(x.rank()));
+  if (!isPerm) {
+    std::string want = x.rank() == 0 ? "empty" : "a permutation of 0.." + std::to_string(x.rank() - 1);
+    return err(op_.attr("perm")->loc, "'perm' must be " + want + " for an operand of rank " + std::to_string(x.rank()));
+  }
   Type t{x.dtype, {}};
   for (int64_t p : perm) t.dims.push_back(x.dims[p]);
   setResult(t);
@@ -565,6 +642,10 @@ bool OpChecker::inferSlice() {
     if (st == 0) return err("slice step must not be 0");
     const DimExpr& D = x.dims[*ax];
     DimExpr s = (*starts)[i].asDim(), e = (*ends)[i].asDim();
+    // A symbolic bound counts from the start: it must not be negative.
+    for (const DimExpr* b : {&s, &e})
+      if (!b->isConst() && oracle_.equal(DimExpr::max(*b, DimExpr(0)), *b) != Tri::Proved)
+        oracle_.requireAtRuntime({"le", DimExpr(0), *b, "symbolic slice bound " + b->str() + " is not negative"}, &op_);
     // numpy: negative constant bounds count from the end, then clamp.
     auto norm = [&](const DimExpr& v, int64_t lo, const DimExpr& hi) {
       if (v.isConst() && v.constValue() < 0) return DimExpr::max(v + D, DimExpr(lo));
@@ -619,6 +700,12 @@ bool OpChecker::inferConstant() {
       return err(a.loc, "boolean literal in a constant of type " + r.str());
     if (a.kind == Attribute::Kind::Int && r.dtype == DType::I1 && a.i != 0 && a.i != 1)
       return err(a.loc, "i1 constant must be 0, 1, true or false");
+    if (a.kind == Attribute::Kind::Int && (r.dtype == DType::I8 || r.dtype == DType::I32)) {
+      int64_t lim = r.dtype == DType::I8 ? 127 : 2147483647;
+      if (a.i > lim || a.i < -lim - 1)
+        return err(a.loc, "integer literal " + std::to_string(a.i) + " is out of range for " +
+                              std::string(dtypeName(r.dtype)));
+    }
     return true;
   };
   switch (v->kind) {
@@ -645,9 +732,11 @@ bool OpChecker::inferConstant() {
         return true;
       };
       if (r.rank() == 0) {
-        if (v->list.size() != 1) return err("dense literal does not match " + r.str());
+        if (!v->b || v->list.size() != 1)
+          return err("dense literal does not match " + r.str() + ": a scalar needs dense<VALUE>, not a list");
         return checkScalar(v->list[0]);
       }
+      if (v->b) return err("dense literal does not match " + r.str() + ": expected a list, found a scalar");
       return walk(*v, 0);
     }
     default: return checkScalar(*v);
@@ -698,21 +787,31 @@ bool verifyFunction(Function& f, DiagEngine& diags, ShapeOracle* oracle) {
         fact.rhs.constValue() > fact.hi.constValue())
       diags.error(fact.loc, "empty range in fact '" + fact.str() + "'");
   }
-  for (auto& op : f.ops) inferOpTypes(f, *op, diags, &o);
+  for (auto& op : f.ops) {
+    inferOpTypes(f, *op, diags, &o);
+    if (op->kind == OpKind::Check)
+      if (auto r = checkRelation(*op)) o.assume(*r);
+  }
   if (f.returns.size() != f.resultTypes.size()) {
     diags.error(f.returnLoc.valid() ? f.returnLoc : f.loc,
                 "function '@" + f.name + "' returns " + std::to_string(f.returns.size()) +
                     " value(s) but its signature declares " + std::to_string(f.resultTypes.size()));
   } else {
     for (size_t i = 0; i < f.returns.size(); ++i) {
+      if (f.returns[i]->poisoned) continue;  // its op's error says it all
       const Type& got = f.returns[i]->type;
       const Type& want = f.resultTypes[i];
       bool bad = got.dtype != want.dtype || got.rank() != want.rank();
-      for (size_t k = 0; !bad && k < got.rank(); ++k)
-        bad = o.equal(got.dims[k], want.dims[k]) == Tri::Disproved;
+      for (size_t k = 0; !bad && k < got.rank(); ++k) {
+        Tri eq = o.equal(got.dims[k], want.dims[k]);
+        bad = eq == Tri::Disproved;
+        if (eq == Tri::Unknown)
+          o.requireAtRuntime({"eq", got.dims[k], want.dims[k], "dim " + std::to_string(k) + " of result " + std::to_string(i)}, nullptr);
+      }
       if (bad) {
         diags.error(f.returnLoc, "returned value %" + f.returns[i]->name + " has type " + got.str() +
                                      " but the signature declares " + want.str());
+        if (!o.counterexample().empty()) diags.note(f.returnLoc, "e.g. " + o.counterexample());
         diags.note(f.returns[i]->loc, "%" + f.returns[i]->name + " is defined here");
       }
     }

@@ -14,11 +14,25 @@ enum class Tri { Proved, Disproved, Unknown };
 
 /// Answers relations between dims of one function. The default answers from
 /// normal forms alone: equal forms are Proved, different constants Disproved.
+/// The shape-analysis pass supplies one backed by union-find and Z3.
 class ShapeOracle {
  public:
   virtual ~ShapeOracle() = default;
   /// Is a == b for every assignment allowed by the function's facts?
+  /// (Disproved: never.)
   virtual Tri equal(const DimExpr& a, const DimExpr& b);
+  /// Is a == b || a == 1 || b == 1 always? (Disproved: never.)
+  virtual Tri broadcastable(const DimExpr& a, const DimExpr& b);
+  /// An assignment of the symbols that breaks the last relation answered
+  /// Disproved, e.g. "S = 1" ("" if none is known).
+  virtual std::string counterexample() { return ""; }
+  /// A relation `op` needs that is neither proved nor disproved: the oracle
+  /// may record it as a run-time check (and assume it from then on).
+  virtual void requireAtRuntime(const CheckRelation& r, const Operation* op) {}
+  /// A `check` op seen while verifying: its relation holds after it.
+  virtual void assume(const CheckRelation& r) {}
+  /// Replace reshape's `?` dims by the expression the element count implies.
+  virtual bool solveAnonymousDims() { return false; }
 };
 
 /// Checks `op` (arity, attributes, operand dtypes and ranks) and sets its

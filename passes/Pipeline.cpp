@@ -6,13 +6,16 @@
 
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "passes/InferShapes.h"
 
 namespace dscc {
 
 const std::vector<PassInfo>& allPasses() {
   static const std::vector<PassInfo> passes = {
       {"verify", "check every op, fact and return type (runs after every pass anyway)",
-       [](Module& m, DiagEngine& d) { return verifyModule(m, d); }},
+       [](Module& m, PassContext& c) { return verifyModule(m, c.diags); }},
+      {"infer-shapes", "prove relations between dims with union-find and Z3, infer every dim, add run-time checks",
+       [](Module& m, PassContext& c) { return inferShapes(m, c); }},
   };
   return passes;
 }
@@ -31,9 +34,10 @@ bool runPasses(Module& m, const std::vector<const PassInfo*>& passes, DiagEngine
   };
   std::vector<Timing> times;
   bool ok = true;
+  PassContext ctx{diags, opts, os};
   for (const PassInfo* p : passes) {
     auto t0 = std::chrono::steady_clock::now();
-    ok = p->run(m, diags) && verifyModule(m, diags);
+    ok = p->run(m, ctx) && verifyModule(m, diags);
     auto t1 = std::chrono::steady_clock::now();
     times.push_back({p->name, std::chrono::duration<double, std::milli>(t1 - t0).count()});
     if (!ok) break;

@@ -11,8 +11,18 @@
 
 namespace dscc {
 
+struct PipelineOptions;
+
+/// What a pass may use besides the module: diagnostics, options, and the
+/// stream for what it prints on request (facts, statistics).
+struct PassContext {
+  DiagEngine& diags;
+  const PipelineOptions& opts;
+  std::ostream& os;
+};
+
 /// A pass rewrites a module in place; returns false after reporting errors.
-using PassFn = std::function<bool(Module&, DiagEngine&)>;
+using PassFn = std::function<bool(Module&, PassContext&)>;
 
 /// One registered pass: its flag name (`--pass=NAME`), summary and body.
 struct PassInfo {
@@ -31,6 +41,9 @@ struct PipelineOptions {
   bool printAfterAll = false;
   std::vector<std::string> printAfter;  // pass names
   bool timePasses = false;
+  bool printShapeFacts = false;  // infer-shapes prints classes, facts, checks
+  bool stats = false;            // passes print their counters
+  unsigned solverTimeoutMs = 250;
 };
 
 /// Runs `passes` in order; prints IR and timings to `os` as asked. Stops at

@@ -39,7 +39,7 @@ std::vector<std::string> splitInput(const std::string& text) {
 
 int main(int argc, char** argv) {
   CLI::App app{"dscc-opt: parse, verify and transform dscc IR, one pass at a time"};
-  std::string input, output = "-";
+  std::string input = "-", output = "-";
   std::vector<std::string> passNames, printAfter;
   bool verifyDiags = false, split = false, listPasses = false;
   PipelineOptions opts;
@@ -53,15 +53,15 @@ int main(int argc, char** argv) {
   app.add_option("--print-ir-after", opts.printAfter, "print the IR after pass NAME");
   app.add_flag("--time-passes", opts.timePasses, "print the time each pass took");
   app.add_flag("--list-passes", listPasses, "list the passes and exit");
+  app.add_flag("--print-shape-facts", opts.printShapeFacts,
+               "infer-shapes: print equivalence classes, facts and run-time checks");
+  app.add_flag("--stats", opts.stats, "print pass counters (solver queries, cache hits, Z3 time)");
+  app.add_option("--solver-timeout-ms", opts.solverTimeoutMs, "time limit of each Z3 check (default 250)");
   CLI11_PARSE(app, argc, argv);
 
   if (listPasses) {
     for (const auto& p : allPasses()) std::cout << p.name << "  " << p.summary << "\n";
     return 0;
-  }
-  if (input.empty()) {
-    std::cerr << "dscc-opt: error: no input file\n";
-    return 1;
   }
   std::vector<const PassInfo*> passes;
   for (const auto& n : passNames) {

@@ -1,0 +1,109 @@
+// The solver layer of shape analysis: normal forms and union-find answer the
+// easy questions about dims, Z3 answers the rest; answers are cached.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/IR.h"
+#include "ir/Verifier.h"
+
+namespace dscc {
+
+/// An answer to "does R hold for every assignment the facts allow?".
+/// Proved: always; Disproved: never (the facts force R false); Unknown: it
+/// depends on the sizes, or Z3 gave up. `example` is an assignment of the
+/// symbols under which R is false (for Disproved and, when found, Unknown),
+/// e.g. "S = 1, T = 2".
+struct Answer {
+  Tri tri = Tri::Unknown;
+  std::string example;
+};
+
+/// Counters for `--stats`.
+struct SolverStats {
+  int queries = 0;       // every question asked
+  int fastAnswers = 0;   // answered by normal forms or union-find
+  int cacheHits = 0;     // answered from the cache
+  int z3Checks = 0;      // calls to Z3's check()
+  int z3Unknown = 0;     // of which Z3 could not decide (incl. time-outs)
+  double z3Ms = 0;       // time inside Z3
+  double startupMs = 0;  // creating the Z3 context and solver
+};
+
+/// An inclusive integer interval; hi == INT64_MAX means unbounded.
+struct Interval {
+  int64_t lo = 0, hi = INT64_MAX;
+};
+
+/// Facts and queries about the dims of one function.
+class ShapeSolver {
+ public:
+  /// `timeoutMs` bounds every Z3 check.
+  explicit ShapeSolver(unsigned timeoutMs = 250);
+  ~ShapeSolver();
+  ShapeSolver(const ShapeSolver&) = delete;
+  ShapeSolver& operator=(const ShapeSolver&) = delete;
+
+  /// Adds a `where` fact.
+  void addFact(const Fact& f);
+  /// Adds a relation known to hold from here on (a run-time check guards it).
+  void assume(const CheckRelation& r);
+
+  Answer equal(const DimExpr& a, const DimExpr& b);
+  /// a == b || a == 1 || b == 1.
+  Answer broadcastable(const DimExpr& a, const DimExpr& b);
+  /// a % b == 0 (b > 0).
+  Answer divisible(const DimExpr& a, const DimExpr& b);
+  /// a <= b.
+  Answer lessEqual(const DimExpr& a, const DimExpr& b);
+  /// a < b.
+  Answer lessThan(const DimExpr& a, const DimExpr& b);
+  /// The relation of a `check` op.
+  Answer holds(const CheckRelation& r);
+  /// Can all facts hold at once? Proved: yes (`example` is one assignment);
+  /// Disproved: never (`conflict` lists the indices of facts in a conflict).
+  Answer satisfiable(std::vector<size_t>* conflict = nullptr);
+
+  /// A sound interval for `e` over the facts' ranges (interval arithmetic).
+  Interval bounds(const DimExpr& e) const;
+
+  /// Equivalence classes with two or more members, each sorted, by first member.
+  std::vector<std::vector<DimExpr>> classes() const;
+  /// The representative of e's class (e itself if alone).
+  DimExpr representative(const DimExpr& e) const;
+  /// The facts and assumptions in the order they were added, as text.
+  const std::vector<std::string>& factTexts() const { return factTexts_; }
+  const SolverStats& stats() const { return stats_; }
+
+ private:
+  struct Z3State;
+  /// A relation between two dims, as asked.
+  struct Rel {
+    enum Kind { Eq, Bcast, Divisible, Le, Lt } kind;
+    DimExpr a, b;
+    std::string key() const;
+  };
+  Answer decide(const Rel& r);
+  Answer fast(const Rel& r) const;
+  std::string find(const std::string& k) const;
+  void unite(const DimExpr& a, const DimExpr& b);
+  void noteRange(const DimExpr& e, std::optional<int64_t> lo, std::optional<int64_t> hi);
+
+  std::unique_ptr<Z3State> z3_;
+  std::map<std::string, Answer> cache_;
+  mutable std::map<std::string, std::string> parent_;
+  std::map<std::string, DimExpr> exprs_;
+  std::map<std::string, Interval> ranges_;  // per symbol
+  std::map<std::string, int64_t> divisors_;  // S -> k from facts `S % k == 0`
+  std::vector<std::string> factTexts_;
+  std::map<std::string, std::string> model_;  // one assignment the facts allow
+  SolverStats stats_;
+};
+
+}  // namespace dscc
