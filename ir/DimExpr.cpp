@@ -297,6 +297,14 @@ DimExpr DimExpr::bcast(const DimExpr& a, const DimExpr& b) {
   if (a == b) return a;
   if (a.isConst() && a.constValue() == 1) return b;
   if (b.isConst() && b.constValue() == 1) return a;
+  // bcast(a, bcast(a, c)) = bcast(a, c): broadcasting is idempotent.
+  auto absorbs = [](const DimExpr& outer, const DimExpr& x) {
+    if (outer.terms().size() != 1 || outer.terms()[0].coeff != 1 || outer.terms()[0].atoms.size() != 1) return false;
+    const DimAtom& at = *outer.terms()[0].atoms[0];
+    return at.kind == DimAtomKind::Bcast && (at.args[0] == x || at.args[1] == x);
+  };
+  if (absorbs(b, a)) return b;
+  if (absorbs(a, b)) return a;
   std::vector<DimExpr> args = b < a ? std::vector<DimExpr>{b, a} : std::vector<DimExpr>{a, b};
   return DimExprBuilder::fromAtom(DimExprBuilder::makeAtom(DimAtomKind::Bcast, "", args));
 }

@@ -792,6 +792,12 @@ bool verifyFunction(Function& f, DiagEngine& diags, ShapeOracle* oracle) {
     if (op->kind == OpKind::Check)
       if (auto r = checkRelation(*op)) o.assume(*r);
   }
+  verifyReturns(f, diags, o);
+  return diags.errorCount() == before;
+}
+
+bool verifyReturns(Function& f, DiagEngine& diags, ShapeOracle& o) {
+  int before = diags.errorCount();
   if (f.returns.size() != f.resultTypes.size()) {
     diags.error(f.returnLoc.valid() ? f.returnLoc : f.loc,
                 "function '@" + f.name + "' returns " + std::to_string(f.returns.size()) +

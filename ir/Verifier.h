@@ -44,6 +44,8 @@ bool inferOpTypes(Function& f, Operation& op, DiagEngine& diags, ShapeOracle* or
 /// Checks a function after parsing: facts, return values vs declared result
 /// types, and every op again (after passes rewrite the IR).
 bool verifyFunction(Function& f, DiagEngine& diags, ShapeOracle* oracle = nullptr);
+/// Checks the returned values against the declared result types.
+bool verifyReturns(Function& f, DiagEngine& diags, ShapeOracle& oracle);
 /// verifyFunction on every function; also rejects duplicate function names.
 bool verifyModule(Module& m, DiagEngine& diags, ShapeOracle* oracle = nullptr);
 

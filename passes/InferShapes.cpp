@@ -101,9 +101,21 @@ bool inferFunction(Function& f, PassContext& ctx) {
   };
   for (const auto& a : f.args) requireDivs(a->type, nullptr, a->loc);
   size_t argChecks = oracle.pending.size();
-  verifyFunction(f, diags, &oracle);
-  for (auto& op : f.ops)
-    for (auto& r : op->results) requireDivs(r->type, op.get(), op->loc);
+  for (auto& op : f.ops) {
+    if (op->kind == OpKind::Check) {
+      if (auto r = checkRelation(*op)) oracle.assume(*r);
+      continue;
+    }
+    // Divisions the user wrote come first: they say what the op then relies on.
+    if (op->hasExplicitType)
+      for (auto& r : op->results) requireDivs(r->type, op.get(), op->loc);
+    if (!inferOpTypes(f, *op, diags, &oracle)) continue;
+    for (auto& r : op->results) {
+      for (auto& d : r->type.dims) d = solver.simplify(d);
+      requireDivs(r->type, op.get(), op->loc);
+    }
+  }
+  verifyReturns(f, diags, oracle);
   if (diags.errorCount() != before) return false;
 
   // Print each result dim with class representatives: `where T == S` makes

@@ -361,6 +361,45 @@ Answer ShapeSolver::satisfiable(std::vector<size_t>* conflict) {
   return {Tri::Disproved, ""};
 }
 
+DimExpr ShapeSolver::simplify(const DimExpr& e) {
+  if (!e.hasOpaqueAtoms()) return e;
+  DimExpr sum(0);
+  for (const DimTerm& t : e.terms()) {
+    DimExpr prod(t.coeff);
+    for (const auto& a : t.atoms) {
+      if (a->kind == DimAtomKind::Sym) {
+        prod = prod * DimExpr::symbol(a->name);
+        continue;
+      }
+      DimExpr x = simplify(a->args[0]), y = simplify(a->args[1]);
+      DimExpr r;
+      switch (a->kind) {
+        case DimAtomKind::Min:
+        case DimAtomKind::Max: {
+          bool isMin = a->kind == DimAtomKind::Min;
+          if (lessEqual(x, y).tri == Tri::Proved) r = isMin ? x : y;
+          else if (lessEqual(y, x).tri == Tri::Proved) r = isMin ? y : x;
+          else r = isMin ? DimExpr::min(x, y) : DimExpr::max(x, y);
+          break;
+        }
+        case DimAtomKind::Bcast:
+          if (equal(x, y).tri == Tri::Proved || equal(y, DimExpr(1)).tri == Tri::Proved) r = x;
+          else if (equal(x, DimExpr(1)).tri == Tri::Proved) r = y;
+          else r = DimExpr::bcast(x, y);
+          break;
+        case DimAtomKind::Div: r = DimExpr::div(x, y); break;
+        case DimAtomKind::FloorDiv: r = DimExpr::floorDiv(x, y); break;
+        case DimAtomKind::CeilDiv: r = DimExpr::ceilDiv(x, y); break;
+        case DimAtomKind::Mod: r = DimExpr::mod(x, y); break;
+        case DimAtomKind::Sym: break;
+      }
+      prod = prod * r;
+    }
+    sum = sum + prod;
+  }
+  return sum;
+}
+
 Interval ShapeSolver::bounds(const DimExpr& e) const {
   Interval sum{0, 0};
   for (const DimTerm& t : e.terms()) {

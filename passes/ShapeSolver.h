@@ -70,6 +70,9 @@ class ShapeSolver {
   /// Disproved: never (`conflict` lists the indices of facts in a conflict).
   Answer satisfiable(std::vector<size_t>* conflict = nullptr);
 
+  /// Rebuilds `e` deciding what the facts decide: min/max whose order is
+  /// proved, bcast whose operands are proved equal or 1.
+  DimExpr simplify(const DimExpr& e);
   /// A sound interval for `e` over the facts' ranges (interval arithmetic).
   Interval bounds(const DimExpr& e) const;
 

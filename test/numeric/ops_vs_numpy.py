@@ -19,8 +19,13 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
 
 import numpy as np
+
+# Empty means and overflowing references are intended; their warnings are noise.
+np.seterr(all="ignore")
+warnings.simplefilter("ignore", RuntimeWarning)
 
 SEED = 20240611
 rng = np.random.default_rng(SEED)
