@@ -172,6 +172,7 @@ std::string CheckRelation::str() const {
   if (kind == "eq") return lhs.str() + " == " + rhs.str();
   if (kind == "le") return lhs.str() + " <= " + rhs.str();
   if (kind == "divisible") return lhs.str() + " % " + rhs.str() + " == 0";
+  if (kind == "broadcasts_to") return "broadcasts_to(" + lhs.str() + ", " + rhs.str() + ")";
   return "broadcastable(" + lhs.str() + ", " + rhs.str() + ")";
 }
 
@@ -182,6 +183,7 @@ std::optional<bool> CheckRelation::holds(const DimBindings& env, std::string* er
   if (kind == "eq") return *l == *r;
   if (kind == "le") return *l <= *r;
   if (kind == "divisible") return *r != 0 && *l % *r == 0;
+  if (kind == "broadcasts_to") return *l == *r || *l == 1;
   return *l == *r || *l == 1 || *r == 1;
 }
 
@@ -192,7 +194,8 @@ std::optional<CheckRelation> checkRelation(const Operation& op) {
   const Attribute* w = op.attr("what");
   if (!k || k->kind != Attribute::Kind::String || !l || !l->isIntLike() || !r || !r->isIntLike())
     return std::nullopt;
-  if (k->s != "eq" && k->s != "le" && k->s != "divisible" && k->s != "broadcastable") return std::nullopt;
+  if (k->s != "eq" && k->s != "le" && k->s != "divisible" && k->s != "broadcastable" && k->s != "broadcasts_to")
+    return std::nullopt;
   if (w && w->kind != Attribute::Kind::String) return std::nullopt;
   return CheckRelation{k->s, l->asDim(), r->asDim(), w ? w->s : ""};
 }

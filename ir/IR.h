@@ -129,8 +129,9 @@ enum class CmpOp { Eq, Ne, Lt, Le, Gt, Ge };
 std::string_view cmpOpText(CmpOp op);
 
 /// The relation a `check` op asserts: kind "eq" (lhs == rhs), "le"
-/// (lhs <= rhs), "divisible" (lhs % rhs == 0) or "broadcastable"
-/// (lhs == rhs || lhs == 1 || rhs == 1).
+/// (lhs <= rhs), "divisible" (lhs % rhs == 0), "broadcastable"
+/// (lhs == rhs || lhs == 1 || rhs == 1) or "broadcasts_to" (lhs == rhs ||
+/// lhs == 1: a dim of an operand stretched to a dim of the result).
 struct CheckRelation {
   std::string kind;
   DimExpr lhs, rhs;

@@ -59,6 +59,8 @@ class OpChecker {
   bool requireNumeric(size_t i);
   std::optional<std::vector<DimExpr>> broadcast(const std::vector<std::vector<DimExpr>>& shapes);
   bool checkEqualDims(const DimExpr& a, const DimExpr& b, const std::string& what);
+  /// d == want || d == 1, as a dim of an operand stretched to a result dim.
+  bool checkBroadcastsTo(const DimExpr& d, const DimExpr& want, const std::string& what);
   void exampleNote();
 
   bool inferUnary();
@@ -172,6 +174,21 @@ bool OpChecker::checkEqualDims(const DimExpr& a, const DimExpr& b, const std::st
   return false;
 }
 
+bool OpChecker::checkBroadcastsTo(const DimExpr& d, const DimExpr& want, const std::string& what) {
+  Tri eq = oracle_.equal(d, want);
+  if (eq == Tri::Proved) return true;
+  std::string ex = oracle_.counterexample();
+  Tri one = oracle_.equal(d, DimExpr(1));
+  if (one == Tri::Proved) return true;
+  if (eq == Tri::Disproved && one == Tri::Disproved) {
+    err(what + ": " + d.str() + " vs " + want.str());
+    if (!ex.empty()) diags_.note(op_.loc, "e.g. " + ex);
+    return false;
+  }
+  oracle_.requireAtRuntime({"broadcasts_to", d, want, what}, &op_);
+  return true;
+}
+
 void OpChecker::exampleNote() {
   std::string ex = oracle_.counterexample();
   if (!ex.empty()) diags_.note(op_.loc, "e.g. " + ex);
@@ -272,7 +289,7 @@ bool OpChecker::run() {
   if (info.category == OpCategory::Check) {
     if (op_.hasExplicitType) return err("'check' has no result type");
     if (!checkRelation(op_))
-      return err("'check' needs kind = \"eq\", \"le\", \"divisible\" or \"broadcastable\", and dims lhs and rhs");
+      return err("'check' needs kind = \"eq\", \"le\", \"divisible\", \"broadcastable\" or \"broadcasts_to\", and dims lhs and rhs");
     return true;
   }
   switch (info.category) {
@@ -428,8 +445,7 @@ bool OpChecker::inferLayerNorm() {
     for (size_t k = 0; k < p.rank(); ++k) {
       const DimExpr& d = p.dims[k];
       const DimExpr& want = norm[norm.size() - p.rank() + k];
-      if (d.isConst() && d.constValue() == 1) continue;
-      if (!checkEqualDims(d, want, std::string(i == 1 ? "gamma" : "beta") + " does not match the normalised dims"))
+      if (!checkBroadcastsTo(d, want, std::string(i == 1 ? "gamma" : "beta") + " does not match the normalised dims"))
         return false;
     }
   }
@@ -505,7 +521,8 @@ bool OpChecker::inferReshape() {
       if (d.isSymbol() && d.symbolName()[0] == '?') anon = d.symbolName();
       else others = others * d;
     }
-    if (!anon.empty()) {
+    // With a zero among the other dims the `?` is not determined.
+    if (!anon.empty() && !(others.isConst() && others.constValue() == 0)) {
       DimExpr solved = DimExpr::div(product(in(0).dims), others);
       Type t = r;
       for (auto& d : t.dims) d = d.substitute({{anon, solved}});
@@ -563,9 +580,8 @@ bool OpChecker::inferBroadcastTo() {
   for (size_t k = 0; k < x.rank(); ++k) {
     const DimExpr& d = x.dims[k];
     const DimExpr& t = r.dims[r.rank() - x.rank() + k];
-    if (d.isConst() && d.constValue() == 1) continue;
-    if (!checkEqualDims(d, t, "'broadcast_to' dim " + std::to_string(r.rank() - x.rank() + k) +
-                                  " cannot be broadcast"))
+    if (!checkBroadcastsTo(d, t, "'broadcast_to' dim " + std::to_string(r.rank() - x.rank() + k) +
+                                     " cannot be broadcast"))
       return false;
   }
   return true;
@@ -811,7 +827,11 @@ bool verifyReturns(Function& f, DiagEngine& diags, ShapeOracle& o) {
       for (size_t k = 0; !bad && k < got.rank(); ++k) {
         Tri eq = o.equal(got.dims[k], want.dims[k]);
         bad = eq == Tri::Disproved;
-        if (eq == Tri::Unknown)
+        std::set<std::string> syms;
+        want.dims[k].collectSymbols(syms);
+        bool anon = std::any_of(syms.begin(), syms.end(), [](const std::string& n) { return n[0] == '?'; });
+        // A declared `?` is whatever the value's size is: nothing to check.
+        if (eq == Tri::Unknown && !anon)
           o.requireAtRuntime({"eq", got.dims[k], want.dims[k], "dim " + std::to_string(k) + " of result " + std::to_string(i)}, nullptr);
       }
       if (bad) {

@@ -206,6 +206,7 @@ void ShapeSolver::assume(const CheckRelation& r) {
   cache_.clear();
   z3::expr a = z3_->encode(r.lhs), b = z3_->encode(r.rhs);
   if (r.kind == "divisible") z3_->solver.add(z3::mod(a, b) == 0);
+  else if (r.kind == "broadcasts_to") z3_->solver.add(a == b || a == 1);
   else z3_->solver.add(a == b || a == 1 || b == 1);
 }
 
@@ -327,6 +328,13 @@ Answer ShapeSolver::holds(const CheckRelation& r) {
   if (r.kind == "eq") return equal(r.lhs, r.rhs);
   if (r.kind == "le") return lessEqual(r.lhs, r.rhs);
   if (r.kind == "divisible") return divisible(r.lhs, r.rhs);
+  if (r.kind == "broadcasts_to") {
+    Answer eq = equal(r.lhs, r.rhs);
+    if (eq.tri == Tri::Proved) return eq;
+    Answer one = equal(r.lhs, DimExpr(1));
+    if (one.tri == Tri::Proved) return one;
+    return {eq.tri == Tri::Disproved && one.tri == Tri::Disproved ? Tri::Disproved : Tri::Unknown, eq.example};
+  }
   return broadcastable(r.lhs, r.rhs);
 }
 

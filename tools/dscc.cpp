@@ -5,10 +5,12 @@
 #include <filesystem>
 #include <iostream>
 #include <random>
+#include <sstream>
 
 #include "ir/Interpreter.h"
 #include "ir/Npy.h"
 #include "ir/Parser.h"
+#include "passes/Pipeline.h"
 
 using namespace dscc;
 
@@ -55,6 +57,11 @@ int cmdRun(const RunOpts& o) {
   }
   auto m = parseModule(sm, id, diags);
   if (!m) return 1;
+  // Shape analysis rejects impossible programs and adds the run-time checks
+  // the interpreter then enforces.
+  PipelineOptions popts;
+  std::ostringstream passOut;
+  if (!runPasses(*m, {lookupPass("infer-shapes")}, diags, popts, passOut)) return 1;
   Function* f = o.func.empty() ? m->entry() : m->lookup(o.func);
   if (!f) {
     std::cerr << "dscc: error: " << (o.func.empty() ? "no @main and more than one function; choose one with --func"
