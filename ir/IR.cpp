@@ -115,6 +115,13 @@ void Operation::setAttr(const std::string& n, Attribute a) {
   attrs.emplace_back(n, std::move(a));
 }
 
+void walkOps(const std::vector<std::unique_ptr<Operation>>& ops, const std::function<void(Operation&)>& fn) {
+  for (const auto& op : ops) {
+    fn(*op);
+    walkOps(op->body, fn);
+  }
+}
+
 std::string_view cmpOpText(CmpOp op) {
   switch (op) {
     case CmpOp::Eq: return "==";

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,7 +25,7 @@ enum class OpKind {
 /// Groups of ops that share verification, inference and printing rules.
 enum class OpCategory {
   Unary, Cast, Binary, Logical, Compare, Select, Reduce, ArgMax, Softmax, LayerNorm,
-  Matmul, Reshape, Transpose, BroadcastTo, Concat, Slice, Gather, Iota, Constant, Dim, Check
+  Matmul, Reshape, Transpose, BroadcastTo, Concat, Slice, Gather, Iota, Constant, Dim, Check, Fusion
 };
 
 /// Static facts about one op kind, from Ops.def.
@@ -114,6 +115,11 @@ struct Operation {
   std::vector<std::pair<std::string, Attribute>> attrs;  // in source order
   Location loc;
   bool hasExplicitType = false;  // the source gave `: TYPE`
+  // A fusion's body: ops in order, and the values it yields as its results.
+  // Body ops use outer values directly; the fusion's operands list them.
+  std::vector<std::unique_ptr<Operation>> body;
+  std::vector<Value*> yields;
+  Location yieldLoc;
 
   const OpInfo& info() const { return opInfo(kind); }
   std::string_view name() const { return info().name; }
@@ -123,6 +129,9 @@ struct Operation {
   void setAttr(const std::string& n, Attribute a);
   Value* result(size_t i = 0) const { return results[i].get(); }
 };
+
+/// Calls `fn` on every op of `ops` and, recursively, of fusion bodies (pre-order).
+void walkOps(const std::vector<std::unique_ptr<Operation>>& ops, const std::function<void(Operation&)>& fn);
 
 /// A comparison operator in a `where` fact.
 enum class CmpOp { Eq, Ne, Lt, Le, Gt, Ge };

@@ -308,6 +308,41 @@ bool dispatch(OpCtx& c, std::vector<Tensor>& out) {
   return c.fail("the interpreter does not know " + c.name());
 }
 
+// Runs `ops` in order into `vals`; a fusion runs its body, then binds its
+// results to the yielded values.
+bool runOps(const Function& f, const std::vector<std::unique_ptr<Operation>>& ops,
+            std::map<const Value*, Tensor>& vals, DimBindings& env, std::vector<bool>& factChecked,
+            DiagEngine& diags) {
+  for (const auto& opPtr : f.ops) {
+    const Operation& op = *opPtr;
+    OpCtx ctx{op, {}, env, diags};
+    for (const Value* v : op.operands) {
+      auto it = vals.find(v);
+      if (it == vals.end()) return ctx.fail("operand %" + (v ? v->name : std::string("?")) + " of " + ctx.name() + " has no value");
+      ctx.in.push_back(&it->second);
+    }
+    std::vector<Tensor> res;
+    if (op.kind == OpKind::Fusion) {
+      if (!runOps(f, op.body, vals, env, factChecked, diags)) return false;
+      for (const Value* y : op.yields) res.push_back(vals.at(y));
+    } else if (!dispatch(ctx, res)) {
+      return false;
+    }
+    if (res.size() != op.results.size())
+      return ctx.fail(ctx.name() + " produced " + std::to_string(res.size()) + " results but declares " +
+                      std::to_string(op.results.size()));
+    for (size_t r = 0; r < res.size(); ++r) {
+      std::string what = op.results.size() == 1 ? "result of " + ctx.name()
+                                                : "result " + std::to_string(r) + " of " + ctx.name();
+      if (!checkAgainstType(op.result(r)->type, res[r], env, diags, op.loc, what)) return false;
+    }
+    if (!checkReadyFacts(f, env, factChecked, diags)) return false;
+    for (size_t r = 0; r < res.size(); ++r) vals[op.result(r)] = std::move(res[r]);
+  }
+
+  return true;
+}
+
 std::string argDesc(const Value& v) { return "%" + v.name; }
 
 }  // namespace
@@ -421,27 +456,7 @@ bool interpret(const Function& f, const std::vector<Tensor>& inputs, std::vector
   std::map<const Value*, Tensor> vals;
   for (size_t a = 0; a < inputs.size(); ++a) vals[f.args[a].get()] = inputs[a];
 
-  for (const auto& opPtr : f.ops) {
-    const Operation& op = *opPtr;
-    OpCtx ctx{op, {}, env, diags};
-    for (const Value* v : op.operands) {
-      auto it = vals.find(v);
-      if (it == vals.end()) return ctx.fail("operand %" + (v ? v->name : std::string("?")) + " of " + ctx.name() + " has no value");
-      ctx.in.push_back(&it->second);
-    }
-    std::vector<Tensor> res;
-    if (!dispatch(ctx, res)) return false;
-    if (res.size() != op.results.size())
-      return ctx.fail(ctx.name() + " produced " + std::to_string(res.size()) + " results but declares " +
-                      std::to_string(op.results.size()));
-    for (size_t r = 0; r < res.size(); ++r) {
-      std::string what = op.results.size() == 1 ? "result of " + ctx.name()
-                                                : "result " + std::to_string(r) + " of " + ctx.name();
-      if (!checkAgainstType(op.result(r)->type, res[r], env, diags, op.loc, what)) return false;
-    }
-    if (!checkReadyFacts(f, env, factChecked, diags)) return false;
-    for (size_t r = 0; r < res.size(); ++r) vals[op.result(r)] = std::move(res[r]);
-  }
+  if (!runOps(f, f.ops, vals, env, factChecked, diags)) return false;
 
   if (f.returns.size() != f.resultTypes.size()) {
     diags.error(f.returnLoc, "@" + f.name + " returns " + std::to_string(f.returns.size()) +

@@ -66,7 +66,7 @@ class Parser {
       const Token& t = cur();
       if (t.loc.line > line && (t.kind == Tok::ValueName || t.kind == Tok::RBrace ||
                                 (t.kind == Tok::Ident && (t.text == "return" || t.text == "func" ||
-                                                          t.text == "check"))))
+                                                          t.text == "check" || t.text == "yield"))))
         return;
       take();
     }
@@ -78,8 +78,9 @@ class Parser {
   std::unique_ptr<Function> parseFunction();
   void parseSignature(Function& f);
   void parseFact(Function& f);
-  bool parseStatement(Function& f);  // false after `return`
+  bool parseStatement(Function& f, std::vector<std::unique_ptr<Operation>>& into);  // false after `return`
   void parseOpRest(Function& f, Operation& op);
+  void parseFusionBody(Function& f, Operation& op);
   Attribute parseAttrValue();
   Attribute parseLiteral();
   Attribute parseNumber();
@@ -333,7 +334,7 @@ std::unique_ptr<Function> Parser::parseFunction() {
     bool isReturn = atIdent("return");
     try {
       if (returned) fail(cur().loc, "operation after 'return'");
-      returned = !parseStatement(*f);
+      returned = !parseStatement(*f, f->ops);
     } catch (ParseError&) {
       returned |= isReturn;
       syncStatement(line);
@@ -406,7 +407,8 @@ void Parser::parseFact(Function& f) {
   f.facts.push_back(fact);
 }
 
-bool Parser::parseStatement(Function& f) {
+bool Parser::parseStatement(Function& f, std::vector<std::unique_ptr<Operation>>& into) {
+  if (atIdent("yield")) fail(cur().loc, "'yield' outside a fusion body");
   if (atIdent("return")) {
     f.returnLoc = take().loc;
     int line = f.returnLoc.line;
@@ -458,8 +460,33 @@ bool Parser::parseStatement(Function& f) {
   poison.armed = false;
   for (auto& r : op->results) define(r.get());
   inferOpTypes(f, *op, diags_);
-  f.ops.push_back(std::move(op));
+  into.push_back(std::move(op));
   return true;
+}
+
+void Parser::parseFusionBody(Function& f, Operation& op) {
+  // The body sees outer values; its own names vanish at the closing brace.
+  std::map<std::string, Value*> outer = values_;
+  while (!at(Tok::Eof) && !atIdent("yield") && !at(Tok::RBrace) && !atIdent("func")) {
+    int line = cur().loc.line;
+    try {
+      if (atIdent("return")) fail(cur().loc, "'return' inside a fusion body; end the body with 'yield'");
+      parseStatement(f, op.body);
+    } catch (ParseError&) {
+      syncStatement(line);
+    }
+  }
+  if (!atIdent("yield")) {
+    values_ = outer;
+    fail(cur().loc, "expected 'yield' at the end of the fusion body, found " + describe(cur()));
+  }
+  op.yieldLoc = take().loc;
+  if (at(Tok::ValueName)) {
+    do op.yields.push_back(lookupValue(expect(Tok::ValueName, "value to yield")));
+    while (accept(Tok::Comma));
+  }
+  values_ = outer;
+  expect(Tok::RBrace, "'}' after yield");
 }
 
 void Parser::parseOpRest(Function& f, Operation& op) {
@@ -490,6 +517,12 @@ void Parser::parseOpRest(Function& f, Operation& op) {
                        std::to_string(ts.size()) + " type(s)");
     for (size_t i = 0; i < ts.size(); ++i) op.results[i]->type = ts[i];
     op.hasExplicitType = true;
+  }
+  if (op.kind == OpKind::Fusion) {
+    if (!at(Tok::LBrace)) fail(cur().loc, "expected '{' and a body after 'fusion'");
+    take();
+    parseFusionBody(f, op);
+    return;
   }
   if (cur().loc.line == line && !at(Tok::Eof) && !at(Tok::RBrace))
     fail(cur().loc, "unexpected " + describe(cur()) + " after operation");

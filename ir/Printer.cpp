@@ -3,7 +3,14 @@
 
 namespace dscc {
 
-std::string printOp(const Operation& op) {
+namespace {
+std::string printOpIndented(const Operation& op, const std::string& indent);
+}
+
+std::string printOp(const Operation& op) { return printOpIndented(op, ""); }
+
+namespace {
+std::string printOpIndented(const Operation& op, const std::string& indent) {
   std::string s;
   for (size_t i = 0; i < op.results.size(); ++i) s += (i ? ", %" : "%") + op.results[i]->name;
   if (!op.results.empty()) s += " = ";
@@ -23,8 +30,16 @@ std::string printOp(const Operation& op) {
   if (op.results.empty()) return s;
   s += " :";
   for (size_t i = 0; i < op.results.size(); ++i) s += (i ? ", " : " ") + op.results[i]->type.str();
+  if (op.kind == OpKind::Fusion) {
+    s += " {\n";
+    for (const auto& b : op.body) s += indent + "    " + printOpIndented(*b, indent + "  ") + "\n";
+    s += indent + "    yield";
+    for (size_t i = 0; i < op.yields.size(); ++i) s += (i ? ", %" : " %") + op.yields[i]->name;
+    s += "\n" + indent + "  }";
+  }
   return s;
 }
+}  // namespace
 
 std::string printFunction(const Function& f) {
   std::string s = "func @" + f.name + "(";

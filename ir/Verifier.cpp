@@ -58,9 +58,10 @@ class OpChecker {
   bool requireFloat(size_t i);
   bool requireNumeric(size_t i);
   std::optional<std::vector<DimExpr>> broadcast(const std::vector<std::vector<DimExpr>>& shapes);
-  bool checkEqualDims(const DimExpr& a, const DimExpr& b, const std::string& what);
+  /// `what` names the failure for a compile error; `need` says what must hold for a run-time check.
+  bool checkEqualDims(const DimExpr& a, const DimExpr& b, const std::string& what, const std::string& need);
   /// d == want || d == 1, as a dim of an operand stretched to a result dim.
-  bool checkBroadcastsTo(const DimExpr& d, const DimExpr& want, const std::string& what);
+  bool checkBroadcastsTo(const DimExpr& d, const DimExpr& want, const std::string& what, const std::string& need);
   void exampleNote();
 
   bool inferUnary();
@@ -80,6 +81,7 @@ class OpChecker {
   bool inferIota();
   bool inferConstant();
   bool inferDim();
+  bool inferFusion();
 
   void setResult(Type t);
 
@@ -162,11 +164,11 @@ bool OpChecker::requireNumeric(size_t i) {
              in(i).str() + ")");
 }
 
-bool OpChecker::checkEqualDims(const DimExpr& a, const DimExpr& b, const std::string& what) {
+bool OpChecker::checkEqualDims(const DimExpr& a, const DimExpr& b, const std::string& what, const std::string& need) {
   Tri t = oracle_.equal(a, b);
   if (t == Tri::Proved) return true;
   if (t == Tri::Unknown) {
-    oracle_.requireAtRuntime({"eq", a, b, what}, &op_);
+    oracle_.requireAtRuntime({"eq", a, b, need}, &op_);
     return true;
   }
   err(what + ": " + a.str() + " vs " + b.str());
@@ -174,7 +176,7 @@ bool OpChecker::checkEqualDims(const DimExpr& a, const DimExpr& b, const std::st
   return false;
 }
 
-bool OpChecker::checkBroadcastsTo(const DimExpr& d, const DimExpr& want, const std::string& what) {
+bool OpChecker::checkBroadcastsTo(const DimExpr& d, const DimExpr& want, const std::string& what, const std::string& need) {
   Tri eq = oracle_.equal(d, want);
   if (eq == Tri::Proved) return true;
   std::string ex = oracle_.counterexample();
@@ -185,7 +187,7 @@ bool OpChecker::checkBroadcastsTo(const DimExpr& d, const DimExpr& want, const s
     if (!ex.empty()) diags_.note(op_.loc, "e.g. " + ex);
     return false;
   }
-  oracle_.requireAtRuntime({"broadcasts_to", d, want, what}, &op_);
+  oracle_.requireAtRuntime({"broadcasts_to", d, want, need}, &op_);
   return true;
 }
 
@@ -311,6 +313,7 @@ bool OpChecker::run() {
     case OpCategory::Constant: return inferConstant() && ok_;
     case OpCategory::Dim: return inferDim() && ok_;
     case OpCategory::Check: return ok_;
+    case OpCategory::Fusion: return inferFusion() && ok_;
   }
   return ok_;
 }
@@ -445,7 +448,9 @@ bool OpChecker::inferLayerNorm() {
     for (size_t k = 0; k < p.rank(); ++k) {
       const DimExpr& d = p.dims[k];
       const DimExpr& want = norm[norm.size() - p.rank() + k];
-      if (!checkBroadcastsTo(d, want, std::string(i == 1 ? "gamma" : "beta") + " does not match the normalised dims"))
+      std::string pname = i == 1 ? "gamma" : "beta";
+      if (!checkBroadcastsTo(d, want, pname + " does not match the normalised dims",
+                             pname + " matches the normalised dims"))
         return false;
     }
   }
@@ -468,7 +473,7 @@ bool OpChecker::inferMatmul() {
   if (bVec) b.dims.push_back(DimExpr(1));
   const DimExpr& ka = a.dims[a.rank() - 1];
   const DimExpr& kb = b.dims[b.rank() - 2];
-  if (!checkEqualDims(ka, kb, "matmul contraction dims differ"))
+  if (!checkEqualDims(ka, kb, "matmul contraction dims differ", "matmul contraction dims are equal"))
     return false;
   std::vector<DimExpr> ba(a.dims.begin(), a.dims.end() - 2), bb(b.dims.begin(), b.dims.end() - 2);
   auto batch = broadcast({ba, bb});
@@ -580,8 +585,8 @@ bool OpChecker::inferBroadcastTo() {
   for (size_t k = 0; k < x.rank(); ++k) {
     const DimExpr& d = x.dims[k];
     const DimExpr& t = r.dims[r.rank() - x.rank() + k];
-    if (!checkBroadcastsTo(d, t, "'broadcast_to' dim " + std::to_string(r.rank() - x.rank() + k) +
-                                     " cannot be broadcast"))
+    std::string dimName = "'broadcast_to' dim " + std::to_string(r.rank() - x.rank() + k);
+    if (!checkBroadcastsTo(d, t, dimName + " cannot be broadcast", dimName + " stretches to the result"))
       return false;
   }
   return true;
@@ -600,7 +605,8 @@ bool OpChecker::inferConcat() {
                  ", " + operandName(i) + " is " + in(i).str());
     for (size_t k = 0; k < x.rank(); ++k) {
       if (static_cast<int64_t>(k) == *ax) continue;
-      if (!checkEqualDims(x.dims[k], in(i).dims[k], "'concat' operands differ in dim " + std::to_string(k)))
+      if (!checkEqualDims(x.dims[k], in(i).dims[k], "'concat' operands differ in dim " + std::to_string(k),
+                          "'concat' operands agree in dim " + std::to_string(k)))
         return false;
     }
     t.dims[*ax] = t.dims[*ax] + in(i).dims[*ax];
@@ -762,6 +768,45 @@ bool OpChecker::inferConstant() {
 bool OpChecker::inferDim() {
   if (!axisAttr("axis", in(0).rank(), std::nullopt)) return false;
   setResult(Type{DType::I64, {}});
+  return true;
+}
+
+bool OpChecker::inferFusion() {
+  const Attribute* k = op_.attr("kind");
+  if (!k || k->kind != Attribute::Kind::String ||
+      (k->s != "loop" && k->s != "input" && k->s != "stitch" && k->s != "library"))
+    return err("'fusion' needs kind = \"loop\", \"input\", \"stitch\" or \"library\"");
+  if (!op_.hasExplicitType) return err("'fusion' needs its result types");
+  bool bodyOk = true;
+  std::set<const Value*> inner;
+  std::vector<const Value*> freeVals;
+  for (auto& b : op_.body) {
+    if (b->kind == OpKind::Fusion) return err(b->loc, "a fusion body cannot hold another fusion");
+    if (b->kind == OpKind::Check) return err(b->loc, "a fusion body cannot hold a check");
+    bodyOk &= inferOpTypes(f_, *b, diags_, &oracle_);
+    for (const Value* v : b->operands)
+      if (!inner.count(v) && std::find(freeVals.begin(), freeVals.end(), v) == freeVals.end()) freeVals.push_back(v);
+    for (auto& r : b->results) inner.insert(r.get());
+  }
+  if (!bodyOk) return false;
+  if (op_.body.empty()) return err("a fusion body needs at least one op");
+  std::vector<const Value*> given(op_.operands.begin(), op_.operands.end());
+  if (given != freeVals) {
+    std::string want;
+    for (const Value* v : freeVals) want += (want.empty() ? "%" : ", %") + v->name;
+    return err("the operands of 'fusion' must be the outer values its body uses, in order of first use: " + want);
+  }
+  if (op_.yields.size() != op_.results.size())
+    return err(op_.yieldLoc, "'fusion' has " + std::to_string(op_.results.size()) + " result(s) but yields " +
+                                 std::to_string(op_.yields.size()));
+  for (size_t i = 0; i < op_.yields.size(); ++i) {
+    if (!inner.count(op_.yields[i])) return err(op_.yieldLoc, "'yield' must name values defined in the body");
+    const Type& y = op_.yields[i]->type;
+    const Type& r = op_.results[i]->type;
+    bool bad = y.dtype != r.dtype || y.rank() != r.rank();
+    for (size_t d = 0; !bad && d < y.rank(); ++d) bad = oracle_.equal(y.dims[d], r.dims[d]) == Tri::Disproved;
+    if (bad) return err("result " + std::to_string(i) + " of 'fusion' is " + r.str() + " but the body yields " + y.str());
+  }
   return true;
 }
 

@@ -495,7 +495,7 @@ def gen_matmul():
         [("r", "f32", to_dtype("f32", np.matmul(f64(a), f64(b))))], static=True)
     add("matmul contraction mismatch error", ["%r = matmul %x, %y"],
         [("x", "f32", rand("f32", (2, 3))), ("y", "f32", rand("f32", (4, 5)))], [("r", "f32", np.zeros((2, 5)))],
-        error="matmul contraction dims differ) failed: 'X1 == Y0' does not hold")
+        error="matmul contraction dims are equal) failed: 'X1 == Y0' does not hold")
 
 
 def gen_data_movement():
