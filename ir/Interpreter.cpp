@@ -313,7 +313,7 @@ bool dispatch(OpCtx& c, std::vector<Tensor>& out) {
 bool runOps(const Function& f, const std::vector<std::unique_ptr<Operation>>& ops,
             std::map<const Value*, Tensor>& vals, DimBindings& env, std::vector<bool>& factChecked,
             DiagEngine& diags) {
-  for (const auto& opPtr : f.ops) {
+  for (const auto& opPtr : ops) {
     const Operation& op = *opPtr;
     OpCtx ctx{op, {}, env, diags};
     for (const Value* v : op.operands) {
