@@ -6,6 +6,12 @@
 
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "passes/CSE.h"
+#include "passes/Canonicalize.h"
+#include "passes/DCE.h"
+#include "passes/Decompose.h"
+#include "passes/FoldConstants.h"
+#include "passes/Fuse.h"
 #include "passes/InferShapes.h"
 
 namespace dscc {
@@ -16,6 +22,12 @@ const std::vector<PassInfo>& allPasses() {
        [](Module& m, PassContext& c) { return verifyModule(m, c.diags); }},
       {"infer-shapes", "prove relations between dims with union-find and Z3, infer every dim, add run-time checks",
        [](Module& m, PassContext& c) { return inferShapes(m, c); }},
+      {"decompose", "softmax, log_softmax, layer_norm, gelu, reduce_mean into primitives", decompose},
+      {"canonicalize", "algebraic identities (x*1, x+0, double transpose, reshape of reshape, ...)", canonicalize},
+      {"fold-constants", "evaluate ops on small constants at compile time", foldConstants},
+      {"cse", "remove repeated computations", cse},
+      {"dce", "remove ops whose results are unused", dce},
+      {"fuse", "plan kernels: library, loop, input and stitch fusion regions", fuse},
   };
   return passes;
 }

@@ -44,6 +44,7 @@ struct PipelineOptions {
   bool printShapeFacts = false;  // infer-shapes prints classes, facts, checks
   bool stats = false;            // passes print their counters
   unsigned solverTimeoutMs = 250;
+  bool fusionRemarks = false;    // fuse records why producers were not fused
 };
 
 /// Runs `passes` in order; prints IR and timings to `os` as asked. Stops at

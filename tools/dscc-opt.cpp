@@ -6,6 +6,7 @@
 
 #include "ir/Parser.h"
 #include "ir/Printer.h"
+#include "passes/Fuse.h"
 #include "passes/Pipeline.h"
 
 using namespace dscc;
@@ -55,6 +56,9 @@ int main(int argc, char** argv) {
   app.add_flag("--list-passes", listPasses, "list the passes and exit");
   app.add_flag("--print-shape-facts", opts.printShapeFacts,
                "infer-shapes: print equivalence classes, facts and run-time checks");
+  bool kernelCount = false;
+  app.add_flag("--fusion-remarks", opts.fusionRemarks, "fuse: record in each kernel why producers were not fused");
+  app.add_flag("--print-kernel-count", kernelCount, "after the passes, print the kernels of each function");
   app.add_flag("--stats", opts.stats, "print pass counters (solver queries, cache hits, Z3 time)");
   app.add_option("--solver-timeout-ms", opts.solverTimeoutMs, "time limit of each Z3 check (default 250)");
   CLI11_PARSE(app, argc, argv);
@@ -101,6 +105,7 @@ int main(int argc, char** argv) {
     auto m = parseModule(sm, id, diags);
     if (m && runPasses(*m, passes, diags, opts, out) && !verifyDiags) {
       if (i) out << "// -----\n";
+      if (kernelCount) printKernelCount(*m, out);
       out << printModule(*m);
     }
     if (verifyDiags) {

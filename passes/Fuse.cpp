@@ -1,0 +1,439 @@
+// The fusion planner (library, loop, input and stitch kernels) and kernel counting.
+#include "passes/Fuse.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "ir/Rewrite.h"
+#include "passes/ShapeSolver.h"
+
+namespace dscc {
+namespace {
+
+enum class Cls { Free, Elementwise, Reduction, Composite, Matmul };
+
+bool isFreeOp(const Operation& op, const std::set<const Operation*>& freeSet) {
+  switch (op.kind) {
+    case OpKind::Constant: case OpKind::Dim: case OpKind::Check: case OpKind::Reshape: return true;
+    default: break;
+  }
+  // Scalar math on shapes and constants (cast of a dim) is host arithmetic.
+  if (op.results.size() == 1 && op.result()->type.rank() == 0) {
+    for (const Value* v : op.operands)
+      if (!v->def || !freeSet.count(v->def)) return false;
+    return true;
+  }
+  return false;
+}
+
+Cls classify(const Operation& op, const std::set<const Operation*>& freeSet) {
+  if (isFreeOp(op, freeSet)) return Cls::Free;
+  switch (op.info().category) {
+    case OpCategory::Reduce: case OpCategory::ArgMax: return Cls::Reduction;
+    case OpCategory::Softmax: case OpCategory::LayerNorm: return Cls::Composite;
+    case OpCategory::Matmul: return Cls::Matmul;
+    default: return Cls::Elementwise;
+  }
+}
+
+DimExpr numel(const Type& t) {
+  DimExpr p(1);
+  for (const auto& d : t.dims) p = p * d;
+  return p;
+}
+
+// Reduced axes are the trailing ones: a row reduction.
+bool isRowReduction(const Operation& op) {
+  const Type& in = op.operands[0]->type;
+  std::vector<int64_t> axes;
+  if (op.kind == OpKind::ArgMax) {
+    const Attribute* a = op.attr("axis");
+    axes.push_back(a ? a->i : 0);
+  } else if (const Attribute* a = op.attr("axes")) {
+    for (const auto& x : a->list) axes.push_back(x.i);
+  } else {
+    for (size_t i = 0; i < in.rank(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  std::set<int64_t> s;
+  for (int64_t x : axes) s.insert(x < 0 ? x + static_cast<int64_t>(in.rank()) : x);
+  int64_t r = static_cast<int64_t>(in.rank());
+  for (int64_t k = r - static_cast<int64_t>(s.size()); k < r; ++k)
+    if (!s.count(k)) return false;
+  return !s.empty();
+}
+
+// A transpose the BLAS can read or write through strides: the contiguous
+// input axis stays among the two innermost output axes.
+bool layoutCompatible(const Operation& op) {
+  if (op.kind == OpKind::Reshape) return true;
+  if (op.kind != OpKind::Transpose) return false;
+  const Type& t = op.operands[0]->type;
+  size_t r = t.rank();
+  if (r < 2) return true;
+  const Attribute* p = op.attr("perm");
+  if (!p) return r == 2;
+  int64_t last = static_cast<int64_t>(r) - 1;
+  return p->list[r - 1].i == last || p->list[r - 2].i == last;
+}
+
+struct Planner {
+  Function& f;
+  PassContext& ctx;
+  ShapeSolver solver;
+  std::vector<Operation*> order;            // top-level ops in program order
+  std::map<const Operation*, size_t> index;  // position in `order`
+  std::set<const Operation*> freeOps;
+  std::map<const Operation*, int> group;     // op -> group id
+  std::map<int, std::vector<std::string>> remarks;
+  std::vector<DimExpr> rowSpaces, rowNumels;  // (input, output) element counts of row reductions
+  int nextGroup = 0;
+
+  Planner(Function& fn, PassContext& c) : f(fn), ctx(c), solver(c.opts.solverTimeoutMs) {}
+
+  bool same(const DimExpr& a, const DimExpr& b) { return solver.equal(a, b).tri == Tri::Proved; }
+
+  // The users of a value, looking through reshapes (views); a reshape with a
+  // use outside returns itself so it blocks the merge.
+  void effectiveUsers(const Value* v, std::vector<Operation*>& out) {
+    for (Operation* u : usersOf(f, v)) {
+      if (u->kind == OpKind::Reshape && !isReturned(f, u->result())) effectiveUsers(u->result(), out);
+      else out.push_back(u);
+    }
+  }
+
+  // Does the value flow (through elementwise ops and views) into a reduction?
+  bool feedsReduction(const Value* v, int depth = 0) {
+    if (depth > 64) return false;
+    for (Operation* u : usersOf(f, v)) {
+      Cls c = classify(*u, freeOps);
+      if (c == Cls::Reduction || c == Cls::Composite) return true;
+      if ((c == Cls::Elementwise || u->kind == OpKind::Reshape) && feedsReduction(u->result(), depth + 1)) return true;
+    }
+    return false;
+  }
+
+  void planLibrary(Operation* mm) {
+    int g = nextGroup++;
+    group[mm] = g;
+    // Operand layout: transposes and reshapes used only by this matmul.
+    for (const Value* v : mm->operands) {
+      Operation* d = v->def;
+      while (d && !group.count(d) && layoutCompatible(*d) && usersOf(f, d->result()).size() == 1 &&
+             !isReturned(f, d->result())) {
+        group[d] = g;
+        d = d->operands[0]->def;
+      }
+    }
+    // Epilogue over the matmul's output: bias vectors, scalars, activations.
+    const Type& out = mm->result()->type;
+    std::vector<const Value*> frontier{mm->result()};
+    std::set<const Value*> inGroup{mm->result()};
+    for (size_t k = 0; k < frontier.size(); ++k) {
+      for (Operation* u : usersOf(f, frontier[k])) {
+        if (group.count(u) || classify(*u, freeOps) != Cls::Elementwise) continue;
+        if (u->results.size() != 1 || !same(numel(u->result()->type), numel(out))) continue;
+        bool ok = true;
+        for (const Value* w : u->operands) {
+          if (inGroup.count(w)) continue;
+          const Type& t = w->type;
+          bool bias = t.rank() == 0 || (t.rank() == 1 && !out.dims.empty() && same(t.dims[0], out.dims.back()));
+          ok &= bias;
+        }
+        if (!ok) continue;
+        if (feedsReduction(u->result())) {
+          remarks[g].push_back("epilogue %" + u->result()->name + " left to the reduction kernel it feeds");
+          continue;
+        }
+        group[u] = g;
+        inGroup.insert(u->result());
+        frontier.push_back(u->result());
+      }
+    }
+  }
+
+  struct GroupInfo {
+    DimExpr space;
+    bool hasRowReduction = false;
+  };
+  std::map<int, GroupInfo> info;
+
+  bool isRowNumel(const DimExpr& n, const DimExpr& space) {
+    for (size_t i = 0; i < rowSpaces.size(); ++i)
+      if (same(rowSpaces[i], space) && same(rowNumels[i], n)) return true;
+    return false;
+  }
+
+  // Can op P (not yet grouped) join group g? Updates g's space when it can.
+  bool tryJoin(Operation* p, int g, std::string& why) {
+    GroupInfo& gi = info[g];
+    Cls c = classify(*p, freeOps);
+    DimExpr out = numel(p->result()->type);
+    if (c == Cls::Elementwise || c == Cls::Composite) {
+      if (same(out, gi.space)) return true;
+      if (isRowNumel(out, gi.space)) return true;
+      why = "element count " + out.str() + " of %" + p->result()->name + " is not provably " + gi.space.str() +
+            " nor a row of it";
+      return false;
+    }
+    if (c == Cls::Reduction) {
+      DimExpr in = numel(p->operands[0]->type);
+      if (same(in, gi.space)) return true;
+      if (same(out, gi.space)) {
+        gi.space = in;  // the group becomes the reduction's loop with an epilogue
+        return true;
+      }
+      why = "reduction %" + p->result()->name + " over " + in.str() + " elements does not match the kernel's " +
+            gi.space.str();
+      return false;
+    }
+    why = "library call";
+    return false;
+  }
+
+  void plan() {
+    for (const Fact& fact : f.facts) solver.addFact(fact);
+    for (auto& op : f.ops) {
+      index[op.get()] = order.size();
+      order.push_back(op.get());
+      if (op->kind == OpKind::Check)
+        if (auto r = checkRelation(*op)) solver.assume(*r);
+    }
+    for (Operation* op : order)
+      if (isFreeOp(*op, freeOps)) freeOps.insert(op);
+    for (Operation* op : order)
+      if (classify(*op, freeOps) == Cls::Reduction && isRowReduction(*op)) {
+        rowSpaces.push_back(numel(op->operands[0]->type));
+        rowNumels.push_back(numel(op->result()->type));
+      }
+    for (Operation* op : order)
+      if (classify(*op, freeOps) == Cls::Matmul) planLibrary(op);
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      Operation* p = *it;
+      if (group.count(p) || freeOps.count(p)) continue;
+      std::vector<Operation*> users;
+      for (auto& r : p->results) effectiveUsers(r.get(), users);
+      std::set<int> ugroups;
+      bool ungrouped = false;
+      for (Operation* u : users) {
+        if (group.count(u)) ugroups.insert(group[u]);
+        else ungrouped = true;
+      }
+      int g = -1;
+      std::string why;
+      if (ugroups.size() == 1 && !ungrouped) {
+        int cand = *ugroups.begin();
+        bool library = false;
+        for (auto& [o, gid] : group) library |= gid == cand && o->kind == OpKind::Matmul;
+        if (library) why = "its user is a library call (no prologue fusion)";
+        else if (tryJoin(p, cand, why)) g = cand;
+      } else if (ugroups.size() > 1 || ungrouped) {
+        why = "its result is used by " + std::to_string(ugroups.size() + (ungrouped ? 1 : 0)) + " kernels or ops";
+      }
+      if (g < 0) {
+        g = nextGroup++;
+        Cls c = classify(*p, freeOps);
+        info[g].space = c == Cls::Reduction ? numel(p->operands[0]->type) : numel(p->result()->type);
+        if (!why.empty() && !users.empty() && ctx.opts.fusionRemarks)
+          for (int ug : ugroups) remarks[ug].push_back("not fused with %" + p->result()->name + ": " + why);
+      }
+      group[p] = g;
+      if (classify(*p, freeOps) == Cls::Reduction && isRowReduction(*p)) info[g].hasRowReduction = true;
+      // Views between this op and its kernel move in with it.
+      for (auto& r : p->results)
+        for (Operation* u : usersOf(f, r.get()))
+          if (u->kind == OpKind::Reshape && !group.count(u)) {
+            std::vector<Operation*> uu;
+            effectiveUsers(u->result(), uu);
+            bool allIn = !uu.empty() && std::all_of(uu.begin(), uu.end(), [&](Operation* x) {
+              return group.count(x) && group[x] == g;
+            });
+            if (allIn) group[u] = g;
+          }
+    }
+  }
+
+  std::string kindOf(const std::vector<Operation*>& ops) {
+    bool red = false, stitch = false;
+    // Values computed (within the kernel) from a reduction's result, with
+    // the element count of that reduction's input.
+    std::map<const Value*, DimExpr> downstream;
+    for (Operation* o : ops) {
+      if (o->kind == OpKind::Matmul) return "library";
+      Cls c = classify(*o, freeOps);
+      if (c == Cls::Composite) stitch = true;
+      for (const Value* v : o->operands) {
+        auto it = downstream.find(v);
+        if (it == downstream.end()) continue;
+        // Used again at the full size of the reduced input: a stitch.
+        if (same(numel(o->result()->type), it->second)) stitch = true;
+        downstream.emplace(o->result(), it->second);
+      }
+      if (c == Cls::Reduction) {
+        red = true;
+        downstream[o->result()] = numel(o->operands[0]->type);
+      }
+    }
+    return stitch ? "stitch" : red ? "input" : "loop";
+  }
+
+  // Rewrites the function: one fusion op per group, in a dependency order.
+  void rewrite() {
+    std::map<int, std::vector<Operation*>> members;
+    for (Operation* op : order)
+      if (group.count(op)) members[group[op]].push_back(op);
+    // Units: a group or a single free op; ordered by Kahn's algorithm with
+    // the original position as the tie-break, so output is deterministic.
+    std::map<const Operation*, int> unitOf;
+    std::vector<std::vector<Operation*>> units;
+    std::vector<int> unitGroup;
+    for (Operation* op : order) {
+      if (group.count(op)) {
+        int g = group[op];
+        if (members[g].front() != op) {
+          unitOf[op] = unitOf[members[g].front()];
+          continue;
+        }
+        unitOf[op] = static_cast<int>(units.size());
+        units.push_back(members[g]);
+        unitGroup.push_back(g);
+      } else {
+        unitOf[op] = static_cast<int>(units.size());
+        units.push_back({op});
+        unitGroup.push_back(-1);
+      }
+    }
+    size_t n = units.size();
+    std::vector<std::set<int>> succ(n);
+    std::vector<int> indeg(n, 0);
+    for (size_t u = 0; u < n; ++u)
+      for (Operation* op : units[u])
+        for (const Value* v : op->operands)
+          if (v->def && unitOf.count(v->def)) {
+            int from = unitOf[v->def];
+            if (from != static_cast<int>(u) && succ[from].insert(static_cast<int>(u)).second) ++indeg[u];
+          }
+    std::set<std::pair<size_t, int>> ready;  // (first op index, unit)
+    for (size_t u = 0; u < n; ++u)
+      if (!indeg[u]) ready.insert({index[units[u].front()], static_cast<int>(u)});
+    std::vector<int> sorted;
+    while (!ready.empty()) {
+      int u = ready.begin()->second;
+      ready.erase(ready.begin());
+      sorted.push_back(u);
+      for (int s : succ[u])
+        if (--indeg[s] == 0) ready.insert({index[units[s].front()], s});
+    }
+    // Take ownership of the old ops, then rebuild.
+    std::map<const Operation*, std::unique_ptr<Operation>> owned;
+    for (auto& op : f.ops) owned[op.get()] = std::move(op);
+    f.ops.clear();
+    for (int u : sorted) {
+      if (unitGroup[u] < 0) {
+        f.ops.push_back(std::move(owned[units[u].front()]));
+        continue;
+      }
+      const auto& ops = units[u];
+      std::set<const Operation*> inGroup(ops.begin(), ops.end());
+      auto fu = std::make_unique<Operation>();
+      fu->kind = OpKind::Fusion;
+      fu->loc = ops.back()->loc;
+      fu->hasExplicitType = true;
+      fu->setAttr("kind", Attribute::makeString(kindOf(ops)));
+      if (auto it = remarks.find(unitGroup[u]); it != remarks.end() && ctx.opts.fusionRemarks) {
+        std::vector<Attribute> rs;
+        for (const auto& r : it->second) rs.push_back(Attribute::makeString(r));
+        fu->setAttr("remarks", Attribute::makeList(rs));
+      }
+      std::set<const Value*> inner;
+      for (Operation* op : ops) {
+        for (const Value* v : op->operands)
+          if (!inner.count(v) && std::find(fu->operands.begin(), fu->operands.end(), v) == fu->operands.end())
+            fu->operands.push_back(const_cast<Value*>(v));
+        for (auto& r : op->results) inner.insert(r.get());
+      }
+      // Results: inner values used outside the group or returned.
+      for (Operation* op : ops)
+        for (auto& r : op->results) {
+          bool outside = isReturned(f, r.get());
+          for (auto& [o, ptr] : owned)
+            if (ptr && !inGroup.count(o))
+              for (const Value* v : o->operands) outside |= v == r.get();
+          for (auto& done : f.ops)
+            for (const Value* v : done->operands) outside |= v == r.get();
+          if (!outside) continue;
+          auto res = std::make_unique<Value>();
+          res->name = r->name;
+          res->type = r->type;
+          res->loc = r->loc;
+          res->def = fu.get();
+          res->index = static_cast<int>(fu->results.size());
+          fu->yields.push_back(r.get());
+          fu->results.push_back(std::move(res));
+        }
+      for (Operation* op : ops) fu->body.push_back(std::move(owned[op]));
+      // Uses outside the body now read the fusion's results.
+      Operation* raw = fu.get();
+      f.ops.push_back(std::move(fu));
+      for (size_t i = 0; i < raw->yields.size(); ++i) {
+        const Value* in = raw->yields[i];
+        Value* outV = raw->results[i].get();
+        for (auto& [o, ptr] : owned)
+          if (ptr && !inGroup.count(o))
+            for (auto& v : ptr->operands)
+              if (v == in) v = outV;
+        for (auto& v : f.returns)
+          if (v == in) v = outV;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+bool fuse(Module& m, PassContext& ctx) {
+  for (auto& f : m.funcs) {
+    bool already = false;
+    for (auto& op : f->ops) already |= op->kind == OpKind::Fusion;
+    if (already) continue;  // planned once; a second run keeps the plan
+    Planner p(*f, ctx);
+    p.plan();
+    p.rewrite();
+  }
+  return true;
+}
+
+void printKernelCount(const Module& m, std::ostream& os) {
+  for (const auto& f : m.funcs) {
+    std::map<std::string, int> kinds;
+    int total = 0;
+    std::vector<std::string> lines;
+    for (const auto& op : f->ops) {
+      std::string k;
+      if (op->kind == OpKind::Fusion) k = op->attr("kind")->s;
+      else {
+        switch (op->kind) {
+          case OpKind::Constant: case OpKind::Dim: case OpKind::Check: case OpKind::Reshape: continue;
+          default: k = "unfused";
+        }
+        if (op->results.size() == 1 && op->result()->type.rank() == 0 && op->kind == OpKind::Cast) continue;
+      }
+      ++kinds[k];
+      ++total;
+      std::string l = "//   " + k + ":";
+      for (const auto& r : op->results) l += " %" + r->name;
+      l += " (" + std::to_string(op->kind == OpKind::Fusion ? op->body.size() : 1) + " ops)";
+      lines.push_back(l);
+    }
+    os << "// kernels of @" << f->name << ": " << total;
+    std::string sep = " (";
+    for (const auto& [k, c] : kinds) {
+      os << sep << k << " " << c;
+      sep = ", ";
+    }
+    os << (kinds.empty() ? "" : ")") << "\n";
+    for (const auto& l : lines) os << l << "\n";
+  }
+}
+
+}  // namespace dscc
