@@ -276,7 +276,7 @@ bool OpChecker::run() {
         std::to_string(n));
   }
   size_t wantResults = info.category == OpCategory::Check ? 0 : 1;
-  if (op_.results.size() != wantResults)
+  if (info.category != OpCategory::Fusion && op_.results.size() != wantResults)
     err("'" + opName() + "' has " + std::to_string(wantResults) + " result" + (wantResults == 1 ? "" : "s") +
         ", but " + std::to_string(op_.results.size()) + (op_.results.size() == 1 ? " is" : " are") + " named");
   for (const auto& [name, a] : op_.attrs) {

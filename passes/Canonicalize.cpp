@@ -40,9 +40,10 @@ std::optional<double> splatValue(const Value* v) {
       denseLeaves(*a, leaves);
       if (leaves.empty()) return std::nullopt;
       double first = leaves[0]->asDouble();
-      for (const Attribute* l : leaves)
-        if (!l->isNumber() && l->kind != Attribute::Kind::Bool) return std::nullopt;
-        else if (l->asDouble() != first) return std::nullopt;  // NaN never matches
+      for (const Attribute* l : leaves) {
+        bool scalar = l->isNumber() || l->kind == Attribute::Kind::Bool;
+        if (!scalar || l->asDouble() != first) return std::nullopt;  // NaN never matches
+      }
       return first;
     }
     default:

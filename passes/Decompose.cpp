@@ -1,6 +1,7 @@
 // The decompose pass: rewrites softmax, log_softmax, layer_norm, gelu and reduce_mean into primitive ops.
 #include "passes/Decompose.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -109,6 +110,8 @@ std::optional<std::vector<int64_t>> reducedAxes(const Operation& op, size_t rank
     if (!n) return std::nullopt;
     out.push_back(*n);
   }
+  // In dim order, so the count's `dim` ops read the same however the axes were listed.
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -253,7 +256,7 @@ bool isComposite(const Operation& op) {
   }
 }
 
-void count(Counts& c, OpKind k) {
+void tally(Counts& c, OpKind k) {
   switch (k) {
     case OpKind::Softmax: ++c.softmax; break;
     case OpKind::LogSoftmax: ++c.logSoftmax; break;
@@ -291,7 +294,7 @@ bool decomposeFunction(Function& f, PassContext& ctx) {
       }
       continue;
     }
-    count(counts, op.kind);
+    tally(counts, op.kind);
     replaceAllUses(f, old, repl);
     f.ops.erase(f.ops.begin() + static_cast<std::ptrdiff_t>(e.pos()));
     // The composite's name is free again: the replacement takes it, so the

@@ -102,17 +102,6 @@ struct Planner {
     }
   }
 
-  // Does the value flow (through elementwise ops and views) into a reduction?
-  bool feedsReduction(const Value* v, int depth = 0) {
-    if (depth > 64) return false;
-    for (Operation* u : usersOf(f, v)) {
-      Cls c = classify(*u, freeOps);
-      if (c == Cls::Reduction || c == Cls::Composite) return true;
-      if ((c == Cls::Elementwise || u->kind == OpKind::Reshape) && feedsReduction(u->result(), depth + 1)) return true;
-    }
-    return false;
-  }
-
   void planLibrary(Operation* mm) {
     int g = nextGroup++;
     group[mm] = g;
@@ -125,29 +114,53 @@ struct Planner {
         d = d->operands[0]->def;
       }
     }
-    // Epilogue over the matmul's output: bias vectors, scalars, activations.
-    const Type& out = mm->result()->type;
-    std::vector<const Value*> frontier{mm->result()};
-    std::set<const Value*> inGroup{mm->result()};
-    for (size_t k = 0; k < frontier.size(); ++k) {
-      for (Operation* u : usersOf(f, frontier[k])) {
-        if (group.count(u) || classify(*u, freeOps) != Cls::Elementwise) continue;
-        if (u->results.size() != 1 || !same(numel(u->result()->type), numel(out))) continue;
+  }
+
+  // After the other kernels are planned: a loop kernel that only applies an
+  // epilogue to a library call's output (bias vectors, scalars, activations,
+  // an output transpose) joins the call. Reductions keep what they took, so
+  // bias + residual stays with its layer_norm.
+  void absorbEpilogues() {
+    for (Operation* mm : order) {
+      if (mm->kind != OpKind::Matmul || !group.count(mm)) continue;
+      int g = group[mm];
+      const Type& out = mm->result()->type;
+      for (bool changed = true; changed;) {
+        changed = false;
+        std::set<int> consumers;
+        bool returned = false;
+        for (auto& [op, gid] : group) {
+          if (gid != g) continue;
+          returned |= isReturned(f, op->result());
+          for (Operation* u : usersOf(f, op->result()))
+            if (!group.count(u) || group[u] != g) consumers.insert(group.count(u) ? group[u] : -1);
+        }
+        if (consumers.size() != 1 || *consumers.begin() < 0 || returned) break;
+        int l = *consumers.begin();
+        std::vector<Operation*> ops;
+        for (Operation* op : order)
+          if (group.count(op) && group[op] == l) ops.push_back(op);
         bool ok = true;
-        for (const Value* w : u->operands) {
-          if (inGroup.count(w)) continue;
-          const Type& t = w->type;
-          bool bias = t.rank() == 0 || (t.rank() == 1 && !out.dims.empty() && same(t.dims[0], out.dims.back()));
-          ok &= bias;
+        for (Operation* op : ops) {
+          if (classify(*op, freeOps) != Cls::Elementwise || !same(numel(op->result()->type), numel(out))) {
+            ok = false;
+            break;
+          }
+          for (const Value* w : op->operands) {
+            bool inside = w->def && group.count(w->def) && (group[w->def] == g || group[w->def] == l);
+            const Type& t = w->type;
+            bool bias = t.rank() == 0 || (t.rank() == 1 && !out.dims.empty() && same(t.dims[0], out.dims.back()));
+            ok &= inside || bias;
+          }
         }
-        if (!ok) continue;
-        if (feedsReduction(u->result())) {
-          remarks[g].push_back("epilogue %" + u->result()->name + " left to the reduction kernel it feeds");
-          continue;
+        if (!ok) {
+          if (ctx.opts.fusionRemarks) remarks[l].push_back("not an epilogue of library call %" + mm->result()->name + " (that needs only elementwise ops over its output, with bias or scalar operands)");
+          break;
         }
-        group[u] = g;
-        inGroup.insert(u->result());
-        frontier.push_back(u->result());
+        for (Operation* op : ops) group[op] = g;
+        auto rl = remarks.find(l);
+        if (rl != remarks.end()) remarks.erase(rl);
+        changed = true;
       }
     }
   }
@@ -209,6 +222,7 @@ struct Planner {
     for (Operation* op : order)
       if (classify(*op, freeOps) == Cls::Matmul) planLibrary(op);
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      // Consumers first: an op joins the kernel of its users.
       Operation* p = *it;
       if (group.count(p) || freeOps.count(p)) continue;
       std::vector<Operation*> users;
@@ -252,6 +266,8 @@ struct Planner {
           }
     }
   }
+
+  void finish() { absorbEpilogues(); }
 
   std::string kindOf(const std::vector<Operation*>& ops) {
     bool red = false, stitch = false;
@@ -398,6 +414,7 @@ bool fuse(Module& m, PassContext& ctx) {
     if (already) continue;  // planned once; a second run keeps the plan
     Planner p(*f, ctx);
     p.plan();
+    p.finish();
     p.rewrite();
   }
   return true;

@@ -6,6 +6,7 @@
 
 #include "ir/Parser.h"
 #include "ir/Printer.h"
+#include "passes/DefaultPipeline.h"
 #include "passes/Fuse.h"
 #include "passes/Pipeline.h"
 
@@ -45,18 +46,19 @@ int main(int argc, char** argv) {
   bool verifyDiags = false, split = false, listPasses = false;
   PipelineOptions opts;
   app.add_option("file", input, "input .dsc file ('-' for stdin)");
-  app.add_option("--pass", passNames, "run pass NAME (repeatable, in order)");
+  app.add_option("--pass", passNames, "run pass NAME (repeatable, in order)")->allow_extra_args(false);
   app.add_option("-o", output, "output file (default: stdout)");
   app.add_flag("--verify-diagnostics", verifyDiags,
                "check diagnostics against expected-error/-warning/-note comments");
   app.add_flag("--split-input-file", split, "treat '// -----' lines as separators of independent inputs");
   app.add_flag("--print-ir-after-all", opts.printAfterAll, "print the IR after every pass");
-  app.add_option("--print-ir-after", opts.printAfter, "print the IR after pass NAME");
+  app.add_option("--print-ir-after", opts.printAfter, "print the IR after pass NAME")->allow_extra_args(false);
   app.add_flag("--time-passes", opts.timePasses, "print the time each pass took");
   app.add_flag("--list-passes", listPasses, "list the passes and exit");
   app.add_flag("--print-shape-facts", opts.printShapeFacts,
                "infer-shapes: print equivalence classes, facts and run-time checks");
-  bool kernelCount = false;
+  bool kernelCount = false, useDefault = false;
+  app.add_flag("--default-pipeline", useDefault, "run the pipeline of `dscc compile` (after any --pass)");
   app.add_flag("--fusion-remarks", opts.fusionRemarks, "fuse: record in each kernel why producers were not fused");
   app.add_flag("--print-kernel-count", kernelCount, "after the passes, print the kernels of each function");
   app.add_flag("--stats", opts.stats, "print pass counters (solver queries, cache hits, Z3 time)");
@@ -76,6 +78,9 @@ int main(int argc, char** argv) {
     }
     passes.push_back(p);
   }
+
+  if (useDefault)
+    for (const PassInfo* p : defaultPipeline()) passes.push_back(p);
 
   std::string text;
   if (input == "-") {

@@ -194,10 +194,10 @@ int main(int argc, char** argv) {
   RunOpts ro;
   auto* run = app.add_subcommand("run", "run a program in the reference interpreter");
   run->add_option("file", ro.file, "the .dsc program")->required();
-  run->add_option("-i,--input", ro.inputs, "NAME=FILE.npy: an input (repeatable)");
+  run->add_option("-i,--input", ro.inputs, "NAME=FILE.npy: an input (repeatable)")->allow_extra_args(false);
   run->add_flag("--random", ro.random, "fill inputs not given with -i with random data");
   run->add_option("--seed", ro.seed, "seed for --random (default 0)");
-  run->add_option("--dim", ro.dims, "SYMBOL=N: a size for --random inputs (repeatable)");
+  run->add_option("--dim", ro.dims, "SYMBOL=N: a size for --random inputs (repeatable)")->allow_extra_args(false);
   run->add_option("-o,--output-dir", ro.outDir, "write outputs as DIR/out0.npy, out1.npy, ...");
   run->add_option("--func", ro.func, "the function to run (default: @main or the only one)");
   CLI11_PARSE(app, argc, argv);

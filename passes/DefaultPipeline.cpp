@@ -1,0 +1,23 @@
+// The default optimisation pipeline: read it top to bottom.
+#include "passes/DefaultPipeline.h"
+
+namespace dscc {
+
+std::vector<const PassInfo*> defaultPipeline() {
+  return {
+      // Every dim becomes an expression over the symbols; what the solver
+      // cannot prove becomes an explicit run-time check.
+      lookupPass("infer-shapes"),
+      // Composites into primitives, so the planner can fuse their parts.
+      lookupPass("decompose"),
+      // Cleanup: identities, constants, repeats, dead code.
+      lookupPass("canonicalize"),
+      lookupPass("fold-constants"),
+      lookupPass("cse"),
+      lookupPass("dce"),
+      // Kernels: library calls, loop, input and stitch fusion.
+      lookupPass("fuse"),
+  };
+}
+
+}  // namespace dscc
