@@ -92,7 +92,7 @@ bool inferFunction(Function& f, PassContext& ctx) {
     for (const auto& [n, dd] : divs) {
       Answer a = solver.divisible(n, dd);
       if (a.tri == Tri::Disproved) {
-        diags.error(loc, n.str() + "/" + dd.str() + " can never divide exactly");
+        diags.error(loc, DimExpr::div(n, dd).str() + " can never divide exactly");
         if (!a.example.empty()) diags.note(loc, "e.g. " + a.example);
       } else if (a.tri == Tri::Unknown) {
         oracle.requireAtRuntime({"divisible", n, dd, "exact division in " + t.str()}, op);

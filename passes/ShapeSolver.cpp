@@ -320,6 +320,13 @@ Answer ShapeSolver::decide(const Rel& r) {
 
 Answer ShapeSolver::equal(const DimExpr& a, const DimExpr& b) { return decide({Rel::Eq, a, b}); }
 Answer ShapeSolver::broadcastable(const DimExpr& a, const DimExpr& b) { return decide({Rel::Bcast, a, b}); }
+Answer ShapeSolver::sameElementCount(const std::vector<DimExpr>& a, const std::vector<DimExpr>& b) {
+  DimExpr pa(1), pb(1);
+  for (const auto& d : a) pa = pa * d;
+  for (const auto& d : b) pb = pb * d;
+  return equal(pa, pb);
+}
+
 Answer ShapeSolver::divisible(const DimExpr& a, const DimExpr& b) { return decide({Rel::Divisible, a, b}); }
 Answer ShapeSolver::lessEqual(const DimExpr& a, const DimExpr& b) { return decide({Rel::Le, a, b}); }
 Answer ShapeSolver::lessThan(const DimExpr& a, const DimExpr& b) { return decide({Rel::Lt, a, b}); }

@@ -58,6 +58,8 @@ class ShapeSolver {
   Answer equal(const DimExpr& a, const DimExpr& b);
   /// a == b || a == 1 || b == 1.
   Answer broadcastable(const DimExpr& a, const DimExpr& b);
+  /// Do tensors of these shapes hold the same number of elements?
+  Answer sameElementCount(const std::vector<DimExpr>& a, const std::vector<DimExpr>& b);
   /// a % b == 0 (b > 0).
   Answer divisible(const DimExpr& a, const DimExpr& b);
   /// a <= b.

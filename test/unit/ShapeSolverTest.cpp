@@ -53,6 +53,14 @@ TEST(ShapeSolver, DisprovedWithCounterexample) {
   EXPECT_NE(b.example.find("S = "), std::string::npos);
 }
 
+TEST(ShapeSolver, SameElementCount) {
+  ShapeSolver s;
+  s.addFact(range("S", 1, 512));
+  EXPECT_EQ(s.sameElementCount({P("B"), P("S"), P("768")}, {P("B*S"), P("12"), P("64")}).tri, Tri::Proved);
+  EXPECT_EQ(s.sameElementCount({P("S"), P("4")}, {P("S"), P("3")}).tri, Tri::Disproved);
+  EXPECT_EQ(s.sameElementCount({P("S")}, {P("N"), P("4")}).tri, Tri::Unknown);
+}
+
 TEST(ShapeSolver, UnionFindFromEqualityFacts) {
   ShapeSolver s;
   s.addFact(cmp("T", CmpOp::Eq, "S"));
