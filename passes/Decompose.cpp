@@ -279,13 +279,33 @@ bool decomposeFunction(Function& f, PassContext& ctx) {
     Location loc = op.loc;
     std::string opName(op.name());
     Emitter e(f, i, op, ctx.diags, counts);
+    // f16/bf16 are computed in f32 (as the interpreter does): sums, counts
+    // and epsilons would overflow or round away in the narrow type.
+    DType dt = op.result()->type.dtype;
+    bool narrow = dt == DType::F16 || dt == DType::BF16;
+    Operation wide;
+    const Operation* src = &op;
+    if (narrow) {
+      wide.kind = op.kind;
+      wide.attrs = op.attrs;
+      wide.loc = op.loc;
+      for (Value* v : op.operands)
+        wide.operands.push_back(e.op(OpKind::Cast, {v}, {{"to", Attribute::makeDType(DType::F32)}}, e.name("f32")));
+      auto r = std::make_unique<Value>();
+      r->name = base;
+      r->type = Type{DType::F32, op.result()->type.dims};
+      wide.results.push_back(std::move(r));
+      src = &wide;
+    }
     Value* repl = nullptr;
     switch (op.kind) {
-      case OpKind::Softmax: case OpKind::LogSoftmax: repl = lowerSoftmax(e, op); break;
-      case OpKind::LayerNorm: repl = lowerLayerNorm(e, op); break;
-      case OpKind::Gelu: repl = lowerGelu(e, op); break;
-      default: repl = lowerReduceMean(e, op); break;
+      case OpKind::Softmax: case OpKind::LogSoftmax: repl = lowerSoftmax(e, *src); break;
+      case OpKind::LayerNorm: repl = lowerLayerNorm(e, *src); break;
+      case OpKind::Gelu: repl = lowerGelu(e, *src); break;
+      default: repl = lowerReduceMean(e, *src); break;
     }
+    if (narrow && repl)
+      repl = e.op(OpKind::Cast, {repl}, {{"to", Attribute::makeDType(dt)}}, e.base(), op.result()->type);
     if (!repl) {
       // makeOp has reported why; a malformed attribute was reported by the verifier.
       if (e.failed()) {
