@@ -413,6 +413,7 @@ bool fuse(Module& m, PassContext& ctx) {
     for (auto& op : f->ops) already |= op->kind == OpKind::Fusion;
     if (already) continue;  // planned once; a second run keeps the plan
     Planner p(*f, ctx);
+    ctx.startupMs += p.solver.stats().startupMs;
     p.plan();
     p.finish();
     p.rewrite();

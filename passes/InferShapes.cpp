@@ -76,6 +76,7 @@ bool inferFunction(Function& f, PassContext& ctx) {
   DiagEngine& diags = ctx.diags;
   int before = diags.errorCount();
   ShapeSolver solver(ctx.opts.solverTimeoutMs);
+  ctx.startupMs += solver.stats().startupMs;
   for (const Fact& fact : f.facts) solver.addFact(fact);
   std::vector<size_t> conflict;
   if (solver.satisfiable(&conflict).tri == Tri::Disproved) {
