@@ -1,0 +1,418 @@
+// Loop kernels to LLVM IR: planning (iteration space, operand access, merged dims) and the row loop nest.
+#include "codegen/KernelLowering.h"
+
+#include <map>
+#include <set>
+
+#include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include "codegen/ElementOps.h"
+#include "codegen/Jit.h"
+
+namespace dscc::codegen {
+namespace {
+
+// How an operand is read along one dim of the iteration space.
+enum class Access {
+  Contig,  // the operand has this dim at full size: its natural stride
+  Bcast,   // the operand lacks the dim or has the literal 1: stride 0
+  Dynamic  // a symbolic size that may be 1 at run time: chosen at run time
+};
+
+struct OperandPlan {
+  const Value* value = nullptr;
+  std::vector<Access> access;  // per dim of the iteration space
+  bool scalar() const {        // read at one place for the whole kernel
+    for (Access a : access)
+      if (a != Access::Bcast) return false;
+    return true;
+  }
+};
+
+// A run of adjacent iteration dims that every operand reads alike
+// (all Contig or all Bcast), looped over as one dim.
+struct DimGroup {
+  size_t first = 0, last = 0;  // inclusive
+};
+
+struct KernelPlan {
+  const Operation* fusion = nullptr;
+  KernelInterface iface;
+  std::vector<DimExpr> space;   // the iteration space: the results' dims
+  std::vector<DimGroup> groups;  // merged dims, outermost first
+  std::vector<OperandPlan> operands;
+};
+
+std::string err(const std::string& m) { return "codegen: " + m; }
+
+// Access of operand type `t` along iteration dim `j` of `space`.
+Access accessOf(const Type& t, const std::vector<DimExpr>& space, size_t j) {
+  size_t lead = space.size() - t.rank();
+  if (j < lead) return Access::Bcast;
+  const DimExpr& d = t.dims[j - lead];
+  if (d.isConst() && d.constValue() == 1) return Access::Bcast;
+  // Equal to the space's dim, or a constant other than 1 (which a valid
+  // broadcast can only stretch to itself): always read at full size.
+  if (d == space[j] || d.isConst()) return Access::Contig;
+  return Access::Dynamic;
+}
+
+std::string plan(const Operation& f, KernelPlan& p) {
+  p.fusion = &f;
+  if (f.kind != OpKind::Fusion) return err("op '" + std::string(f.name()) + "' is not a fusion");
+  const Attribute* kind = f.attr("kind");
+  std::string k = kind && kind->kind == Attribute::Kind::String ? kind->s : "";
+  if (k != "loop")
+    return err("only loop kernels are lowered so far; %" + (f.results.empty() ? "?" : f.result()->name) +
+               " is a '" + k + "' kernel");
+  if (f.results.empty() || f.yields.size() != f.results.size()) return err("a loop kernel must yield its results");
+  p.space = f.result()->type.dims;
+  for (const auto& r : f.results) {
+    if (r->type.dims != p.space)
+      return err("results of a loop kernel must share one shape; %" + r->name + " is " + r->type.str() + ", %" +
+                 f.result()->name + " is " + f.result()->type.str());
+    if (!dtypeSupported(r->type.dtype))
+      return err("dtype " + std::string(dtypeName(r->type.dtype)) + " of %" + r->name + " is not supported");
+  }
+  std::set<const Value*> known;
+  std::set<std::string> symbols;
+  for (const DimExpr& d : p.space) d.collectSymbols(symbols);
+  for (const Value* v : f.operands) {
+    if (!dtypeSupported(v->type.dtype))
+      return err("dtype " + std::string(dtypeName(v->type.dtype)) + " of operand %" + v->name + " is not supported");
+    if (v->type.rank() > p.space.size())
+      return err("operand %" + v->name + " of type " + v->type.str() + " has a higher rank than the kernel's " +
+                 "iteration space " + f.result()->type.str());
+    OperandPlan op;
+    op.value = v;
+    for (size_t j = 0; j < p.space.size(); ++j) op.access.push_back(accessOf(v->type, p.space, j));
+    for (size_t j = 0; j < v->type.rank(); ++j) {
+      const DimExpr& d = v->type.dims[j];
+      const DimExpr& s = p.space[j + p.space.size() - v->type.rank()];
+      if (d.isConst() && s.isConst() && d.constValue() != 1 && d.constValue() != s.constValue())
+        return err("operand %" + v->name + " of type " + v->type.str() + " does not broadcast to " +
+                   f.result()->type.str());
+      d.collectSymbols(symbols);
+    }
+    p.operands.push_back(op);
+    known.insert(v);
+    p.iface.inputs.push_back(v->type);
+  }
+  for (const auto& op : f.body) {
+    if (!isElementwise(*op))
+      return err("op '" + std::string(op->name()) + "' (%" + (op->results.empty() ? "?" : op->result()->name) +
+                 ") in a loop kernel is not supported yet; only elementwise ops are");
+    if (std::string why = checkElementwiseOp(*op); !why.empty()) return err(why);
+    for (const Value* v : op->operands)
+      if (!known.count(v)) return err("%" + v->name + " is used in the kernel body but is not a fusion operand");
+    known.insert(op->result());
+  }
+  for (const Value* v : f.yields)
+    if (!known.count(v)) return err("yielded value %" + v->name + " is not defined in the kernel");
+  for (const auto& r : f.results) p.iface.outputs.push_back(r->type);
+  p.iface.symbols.assign(symbols.begin(), symbols.end());
+  p.iface.numElements = DimExpr(1);
+  for (const DimExpr& d : p.space) p.iface.numElements = p.iface.numElements * d;
+
+  // Merge adjacent dims read alike by every operand: same-shape operands then
+  // see one flat dim, a row bias [N, D] + [D] two.
+  for (size_t j = 0; j < p.space.size(); ++j) {
+    bool merge = j > 0;
+    for (const OperandPlan& op : p.operands)
+      merge = merge && op.access[j] != Access::Dynamic && op.access[j] == op.access[j - 1];
+    if (merge) p.groups.back().last = j;
+    else p.groups.push_back({j, j});
+  }
+  return "";
+}
+
+// Emits the plan's loop nest at the builder's insertion point.
+class LoopEmitter {
+ public:
+  LoopEmitter(const KernelPlan& p, llvm::IRBuilderBase& b) : p_(p), b_(b), ctx_(b.getContext()) {}
+
+  void emit(llvm::Value* inputs, llvm::Value* outputs, llvm::Value* sizes, llvm::Value* begin, llvm::Value* end) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    auto* setup = llvm::BasicBlock::Create(ctx_, "setup", fn);
+    done_ = llvm::BasicBlock::Create(ctx_, "done", fn);
+    // An empty range touches no pointer, so callers may pass null buffers.
+    b_.CreateCondBr(b_.CreateICmpSLT(begin, end), setup, done_);
+    b_.SetInsertPoint(setup);
+    emitSetup(inputs, outputs, sizes);
+    llvm::Value* lo = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, begin, b_.getInt64(0), nullptr, "lo");
+    llvm::Value* hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, numel_, nullptr, "hi");
+    if (p_.groups.empty()) emitScalarSpace(lo, hi);
+    else emitRows(lo, hi);
+    b_.SetInsertPoint(done_);
+  }
+
+ private:
+  // How the current inner loop reads each operand.
+  struct Reader {
+    llvm::Value* value = nullptr;  // loaded once (scalar or row-invariant)
+    llvm::Value* rowPtr = nullptr;  // else: the row's first element
+    llvm::Value* step = nullptr;    // element step along the row; null: 1
+  };
+
+  llvm::Type* i64() { return b_.getInt64Ty(); }
+
+  // Everything computed once per call: sizes, merged dims, strides, buffer
+  // pointers and the operands read at a single place.
+  void emitSetup(llvm::Value* inputs, llvm::Value* outputs, llvm::Value* sizes) {
+    DimEmitter dims(b_, sizes, p_.iface.symbols);
+    for (const DimGroup& g : p_.groups) {
+      DimExpr n(1);
+      for (size_t j = g.first; j <= g.last; ++j) n = n * p_.space[j];
+      groupSize_.push_back(dims.emit(n));
+    }
+    numel_ = dims.emit(p_.iface.numElements);
+    llvm::Type* ptrTy = b_.getPtrTy();
+    size_t r = p_.space.size();
+    for (size_t k = 0; k < p_.operands.size(); ++k) {
+      const OperandPlan& op = p_.operands[k];
+      const Type& t = op.value->type;
+      llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, inputs, k);
+      base_.push_back(b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "in." + op.value->name));
+      // The stride of a merged dim is that of its innermost member.
+      std::vector<llvm::Value*> strides;
+      for (const DimGroup& g : p_.groups) {
+        Access a = op.access[g.last];
+        if (a == Access::Bcast) {
+          strides.push_back(b_.getInt64(0));
+          continue;
+        }
+        size_t u = g.last - (r - t.rank());
+        DimExpr natural(1);
+        for (size_t m = u + 1; m < t.rank(); ++m) natural = natural * t.dims[m];
+        llvm::Value* s = dims.emit(natural);
+        if (a == Access::Dynamic)
+          s = b_.CreateSelect(b_.CreateICmpEQ(dims.emit(t.dims[u]), b_.getInt64(1)), b_.getInt64(0), s);
+        strides.push_back(s);
+      }
+      stride_.push_back(strides);
+      scalar_.push_back(op.scalar() ? loadElement(b_, t.dtype, base_.back()) : nullptr);
+    }
+    for (size_t i = 0; i < p_.fusion->results.size(); ++i) {
+      llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, outputs, i);
+      out_.push_back(b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "out." + p_.fusion->result(i)->name));
+    }
+  }
+
+  // A rank-0 iteration space: one element, at flat index 0.
+  void emitScalarSpace(llvm::Value* lo, llvm::Value* hi) {
+    auto* one = llvm::BasicBlock::Create(ctx_, "element", b_.GetInsertBlock()->getParent());
+    b_.CreateCondBr(b_.CreateICmpSLT(lo, hi), one, done_);
+    b_.SetInsertPoint(one);
+    std::vector<Reader> readers(p_.operands.size());
+    for (size_t k = 0; k < readers.size(); ++k) readers[k].value = scalar_[k];
+    computeAndStore(readers, nullptr, out_);
+    b_.CreateBr(done_);
+  }
+
+  // The loop over rows of the innermost merged dim. Each trip covers
+  // [flat, flat + n): the rest of the row that holds `flat`, cut at `hi`, so
+  // a chunk may start and end mid-row and divisions happen once per row.
+  void emitRows(llvm::Value* lo, llvm::Value* hi) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* head = llvm::BasicBlock::Create(ctx_, "row", fn);
+    auto* body = llvm::BasicBlock::Create(ctx_, "row.body", fn);
+    auto* latch = llvm::BasicBlock::Create(ctx_, "row.next", fn);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode* flat = b_.CreatePHI(i64(), 2, "flat");
+    flat->addIncoming(lo, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(flat, hi), body, done_);
+
+    b_.SetInsertPoint(body);
+    size_t c = p_.groups.size();
+    llvm::Value* rowLen = groupSize_[c - 1];
+    // Sizes and indices are non-negative: unsigned division is exact and cheaper.
+    llvm::Value* i0 = c == 1 ? static_cast<llvm::Value*>(flat) : b_.CreateURem(flat, rowLen, "i0");
+    std::vector<llvm::Value*> idx(c - 1);
+    if (c > 1) {
+      llvm::Value* rest = b_.CreateUDiv(flat, rowLen, "rowidx");
+      for (size_t q = c - 1; q-- > 0;) {
+        idx[q] = q == 0 ? rest : b_.CreateURem(rest, groupSize_[q]);
+        if (q > 0) rest = b_.CreateUDiv(rest, groupSize_[q]);
+      }
+    }
+    llvm::Value* n = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateSub(rowLen, i0),
+                                              b_.CreateSub(hi, flat), nullptr, "n");
+
+    std::vector<Reader> readers(p_.operands.size());
+    std::vector<size_t> dynamic;  // operands whose row step is decided at run time
+    for (size_t k = 0; k < p_.operands.size(); ++k) {
+      const OperandPlan& op = p_.operands[k];
+      if (scalar_[k]) {
+        readers[k].value = scalar_[k];
+        continue;
+      }
+      // The offset of the row's first element; broadcast dims add nothing.
+      llvm::Value* off = nullptr;
+      auto plus = [&](llvm::Value* term) { off = off ? b_.CreateAdd(off, term) : term; };
+      for (size_t q = 0; q + 1 < c; ++q) {
+        auto* constant = llvm::dyn_cast<llvm::ConstantInt>(stride_[k][q]);
+        if (!constant || !constant->isZero()) plus(b_.CreateMul(idx[q], stride_[k][q]));
+      }
+      llvm::Type* et = storageType(ctx_, op.value->type.dtype);
+      Access inner = op.access[p_.groups.back().last];
+      if (inner == Access::Bcast) {  // one element for the whole row: load it outside the row loop
+        llvm::Value* at = off ? b_.CreateInBoundsGEP(et, base_[k], off) : base_[k];
+        readers[k].value = loadElement(b_, op.value->type.dtype, at);
+        continue;
+      }
+      if (inner == Access::Dynamic) {
+        readers[k].step = stride_[k][c - 1];
+        plus(b_.CreateMul(i0, readers[k].step));
+        dynamic.push_back(k);
+      } else {
+        plus(i0);
+      }
+      readers[k].rowPtr = b_.CreateInBoundsGEP(et, base_[k], off, "row." + op.value->name);
+    }
+    std::vector<llvm::Value*> outRow;
+    for (size_t i = 0; i < out_.size(); ++i) {
+      llvm::Type* et = storageType(ctx_, p_.fusion->result(i)->type.dtype);
+      outRow.push_back(b_.CreateInBoundsGEP(et, out_[i], flat, "orow." + p_.fusion->result(i)->name));
+    }
+
+    if (dynamic.empty()) {
+      emitInnerLoop(readers, outRow, n, "inner", latch);
+    } else {
+      // Operands whose innermost size is a symbol step 0 along the row when it
+      // is 1 and 1 otherwise. The common case, no broadcast, gets a
+      // unit-stride copy of the loop the vectoriser can widen; the other
+      // copy multiplies by the run-time step.
+      llvm::Value* allUnit = b_.getTrue();
+      for (size_t k : dynamic) allUnit = b_.CreateAnd(allUnit, b_.CreateICmpNE(readers[k].step, b_.getInt64(0)));
+      auto* fast = llvm::BasicBlock::Create(ctx_, "unit", fn);
+      auto* slow = llvm::BasicBlock::Create(ctx_, "strided", fn);
+      b_.CreateCondBr(allUnit, fast, slow);
+      b_.SetInsertPoint(fast);
+      std::vector<Reader> unit = readers;
+      for (size_t k : dynamic) unit[k].step = nullptr;
+      emitInnerLoop(unit, outRow, n, "inner.unit", latch);
+      b_.SetInsertPoint(slow);
+      emitInnerLoop(readers, outRow, n, "inner.strided", latch);
+    }
+
+    b_.SetInsertPoint(latch);
+    llvm::Value* next = b_.CreateAdd(flat, n, "flat.next");
+    flat->addIncoming(next, latch);
+    b_.CreateBr(head);
+  }
+
+  // for (j = 0; j < n; ++j) over one row, entered with n >= 1 (so the test
+  // is at the bottom); branches to `exit` when done.
+  void emitInnerLoop(const std::vector<Reader>& readers, const std::vector<llvm::Value*>& outRow, llvm::Value* n,
+                     const std::string& name, llvm::BasicBlock* exit) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* loop = llvm::BasicBlock::Create(ctx_, name, fn);
+    b_.CreateBr(loop);
+    b_.SetInsertPoint(loop);
+    llvm::PHINode* j = b_.CreatePHI(i64(), 2, "j");
+    j->addIncoming(b_.getInt64(0), pre);
+    computeAndStore(readers, j, outRow);
+    llvm::Value* j1 = b_.CreateAdd(j, b_.getInt64(1), "j.next", /*HasNUW=*/true, /*HasNSW=*/true);
+    j->addIncoming(j1, b_.GetInsertBlock());
+    b_.CreateCondBr(b_.CreateICmpSLT(j1, n), loop, exit);
+  }
+
+  // The kernel body for one element: element `j` of the row (null: the
+  // single element of a rank-0 space). Body ops run in order; operands load
+  // when first used.
+  void computeAndStore(const std::vector<Reader>& readers, llvm::Value* j, const std::vector<llvm::Value*>& outs) {
+    std::map<const Value*, llvm::Value*> vals;
+    std::map<const Value*, size_t> operandIndex;
+    for (size_t k = 0; k < p_.operands.size(); ++k) operandIndex.emplace(p_.operands[k].value, k);
+    auto get = [&](const Value* v) -> llvm::Value* {
+      if (auto it = vals.find(v); it != vals.end()) return it->second;
+      const Reader& r = readers[operandIndex.at(v)];
+      llvm::Value* x = r.value;
+      if (!x) {
+        llvm::Type* et = storageType(ctx_, v->type.dtype);
+        llvm::Value* at = r.step ? b_.CreateMul(j, r.step) : j;
+        x = loadElement(b_, v->type.dtype, b_.CreateInBoundsGEP(et, r.rowPtr, at));
+      }
+      vals[v] = x;
+      return x;
+    };
+    for (const auto& op : p_.fusion->body) {
+      std::vector<llvm::Value*> args;
+      for (const Value* v : op->operands) args.push_back(get(v));
+      llvm::Value* res = emitElementwiseOp(b_, *op, args);
+      res->setName(op->result()->name);
+      vals[op->result()] = res;
+    }
+    for (size_t i = 0; i < outs.size(); ++i) {
+      DType dt = p_.fusion->result(i)->type.dtype;
+      llvm::Value* ptr = j ? b_.CreateInBoundsGEP(storageType(ctx_, dt), outs[i], j) : outs[i];
+      storeElement(b_, dt, get(p_.fusion->yields[i]), ptr);
+    }
+  }
+
+  const KernelPlan& p_;
+  llvm::IRBuilderBase& b_;
+  llvm::LLVMContext& ctx_;
+  llvm::BasicBlock* done_ = nullptr;
+  llvm::Value* numel_ = nullptr;
+  std::vector<llvm::Value*> groupSize_;             // per merged dim
+  std::vector<llvm::Value*> base_;                  // per operand
+  std::vector<std::vector<llvm::Value*>> stride_;   // per operand, per merged dim
+  std::vector<llvm::Value*> scalar_;                // per operand: loaded value or null
+  std::vector<llvm::Value*> out_;                   // per result
+};
+
+}  // namespace
+
+std::string describeLoopKernel(const Operation& fusion, KernelInterface& out) {
+  KernelPlan p;
+  std::string e = plan(fusion, p);
+  if (e.empty()) out = p.iface;
+  return e;
+}
+
+std::string emitLoopKernelRange(const Operation& fusion, llvm::IRBuilderBase& b, llvm::Value* inputs,
+                                llvm::Value* outputs, llvm::Value* sizes, llvm::Value* begin, llvm::Value* end) {
+  KernelPlan p;
+  if (std::string e = plan(fusion, p); !e.empty()) return e;
+  LoopEmitter(p, b).emit(inputs, outputs, sizes, begin, end);
+  return "";
+}
+
+LoweredKernel lowerLoopKernel(const Operation& fusion, CodeModule& m, const std::string& name) {
+  LoweredKernel res;
+  KernelPlan p;
+  res.error = plan(fusion, p);
+  if (!res.error.empty()) return res;
+  llvm::Module& mod = m.module();
+  if (mod.getNamedValue(name)) {
+    res.error = err("the module already defines '" + name + "'");
+    return res;
+  }
+  llvm::LLVMContext& ctx = m.context();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr, ptr, i64, i64}, false);
+  auto* fn = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, mod);
+  const char* argNames[] = {"inputs", "outputs", "sizes", "begin", "end"};
+  for (unsigned a = 0; a < 5; ++a) fn->getArg(a)->setName(argNames[a]);
+  // The three arrays are only read, and the kernel keeps no pointer to them.
+  for (unsigned a = 0; a < 3; ++a) {
+    fn->addParamAttr(a, llvm::Attribute::ReadOnly);
+    fn->addParamAttr(a, llvm::Attribute::NoCapture);
+  }
+  fn->setDoesNotThrow();
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
+  LoopEmitter(p, b).emit(fn->getArg(0), fn->getArg(1), fn->getArg(2), fn->getArg(3), fn->getArg(4));
+  b.CreateRetVoid();
+  res.fn = fn;
+  res.iface = p.iface;
+  return res;
+}
+
+}  // namespace dscc::codegen

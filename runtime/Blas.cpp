@@ -1,0 +1,207 @@
+// dscc_sgemm_strided_batched and dscc_sgemm_batched: checked arguments, tiles of C over the pool, cblas_sgemm per tile.
+#include "runtime/Blas.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "runtime/Context.h"
+#include "runtime/dscc_runtime.h"
+
+namespace dscc::runtime {
+
+namespace {
+
+// Below this many flops a gemm stays on the calling thread: at OpenBLAS's
+// 55-80 GFLOP/s on one core (docs/abi.md) it takes 25-35 us, about what
+// waking the pool's workers and joining them costs.
+constexpr double kMinParallelFlops = 2.0e6;
+// A tile narrower than this spends more time re-packing the other operand
+// than multiplying.
+constexpr int64_t kMinTile = 16;
+// Tile edges fall on multiples of 16 so every tile but the last is a whole
+// number of OpenBLAS's x86 sgemm register blocks (4, 8 or 16 wide).
+constexpr int64_t kTileAlign = 16;
+
+/// Start of strip `i` of `count` over `total` rows or columns; strip `count` ends at `total`.
+int64_t stripStart(int64_t i, int64_t count, int64_t total) {
+  if (i >= count) return total;
+  return total * i / count / kTileAlign * kTileAlign;
+}
+
+/// The sizes and scalars shared by every matrix of one batched call.
+struct Gemm {
+  bool transA, transB;
+  int64_t M, N, K;
+  float alpha, beta;
+  int64_t lda, ldb, ldc;
+};
+
+/// Checks what both entry points share; returns the failing status with a message.
+dscc_status validate(const dscc_context* ctx, const char* fn, const Gemm& g, int64_t batch) {
+  const std::string name(fn);
+  if (!ctx) return fail(nullptr, DSCC_INVALID_ARGUMENT, name + ": ctx is NULL");
+  if (g.M < 0 || g.N < 0 || g.K < 0 || batch < 0)
+    return fail(ctx, DSCC_INVALID_ARGUMENT,
+                name + ": sizes must be >= 0; got M=" + std::to_string(g.M) + " N=" + std::to_string(g.N) +
+                    " K=" + std::to_string(g.K) + " batch=" + std::to_string(batch));
+  const auto tooBig = [](int64_t v) { return v > INT_MAX; };
+  if (tooBig(g.M) || tooBig(g.N) || tooBig(g.K) || tooBig(g.lda) || tooBig(g.ldb) || tooBig(g.ldc))
+    return fail(ctx, DSCC_INVALID_ARGUMENT,
+                name + ": M, N, K and the leading dimensions must fit the BLAS's 32-bit int");
+  // Row-major: a row of the stored A has K elements, or M when it is stored transposed.
+  const int64_t colsA = g.transA ? g.M : g.K;
+  const int64_t colsB = g.transB ? g.K : g.N;
+  if (g.lda < std::max<int64_t>(1, colsA))
+    return fail(ctx, DSCC_INVALID_ARGUMENT,
+                name + ": lda=" + std::to_string(g.lda) + " is less than the " + std::to_string(colsA) +
+                    " columns of A" + (g.transA ? " (stored transposed, K x M)" : " (M x K)"));
+  if (g.ldb < std::max<int64_t>(1, colsB))
+    return fail(ctx, DSCC_INVALID_ARGUMENT,
+                name + ": ldb=" + std::to_string(g.ldb) + " is less than the " + std::to_string(colsB) +
+                    " columns of B" + (g.transB ? " (stored transposed, N x K)" : " (K x N)"));
+  if (g.ldc < std::max<int64_t>(1, g.N))
+    return fail(ctx, DSCC_INVALID_ARGUMENT,
+                name + ": ldc=" + std::to_string(g.ldc) + " is less than the " + std::to_string(g.N) +
+                    " columns of C");
+  return DSCC_OK;
+}
+
+/// Runs the batched gemm; `operands(b)` gives matrix b's (A, B, C) pointers.
+template <class Operands>
+void run(dscc_context* ctx, const Gemm& g, int64_t batch, const Operands& operands) {
+  // One BLAS call for rows [m0, m1) and columns [n0, n1) of matrix b's C.
+  // With K == 0 the BLAS reads neither A nor B (C = beta * C), so they are
+  // passed as given rather than offset, as they may be null.
+  const auto tile = [&g, &operands](int64_t b, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+    auto [a, bm, c] = operands(b);
+    if (g.K > 0) {
+      a += g.transA ? m0 : m0 * g.lda;
+      bm += g.transB ? n0 * g.ldb : n0;
+    }
+    cblas_sgemm(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans, g.transB ? CblasTrans : CblasNoTrans,
+                static_cast<blasint>(m1 - m0), static_cast<blasint>(n1 - n0), static_cast<blasint>(g.K), g.alpha,
+                a, static_cast<blasint>(g.lda), bm, static_cast<blasint>(g.ldb), g.beta, c + m0 * g.ldc + n0,
+                static_cast<blasint>(g.ldc));
+  };
+  if (g.M == 0 || g.N == 0 || batch == 0) return;
+
+  const GemmSplit split = chooseGemmSplit(g.M, g.N, g.K, batch, ctx->pool.numThreads());
+  if (!split.parallel) {
+    for (int64_t b = 0; b < batch; ++b) tile(b, 0, g.M, 0, g.N);
+    return;
+  }
+  const int64_t perMatrix = split.tilesM * split.tilesN;
+  ctx->pool.parallelFor(0, batch * perMatrix, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t b = t / perMatrix;
+      const int64_t r = t % perMatrix / split.tilesN;
+      const int64_t c = t % split.tilesN;
+      const int64_t m0 = stripStart(r, split.tilesM, g.M), m1 = stripStart(r + 1, split.tilesM, g.M);
+      const int64_t n0 = stripStart(c, split.tilesN, g.N), n1 = stripStart(c + 1, split.tilesN, g.N);
+      if (m0 < m1 && n0 < n1) tile(b, m0, m1, n0, n1);
+    }
+  });
+}
+
+}  // namespace
+
+void initBlas() {
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
+}
+
+const char* blasConfig() { return openblas_get_config(); }
+
+GemmSplit chooseGemmSplit(int64_t M, int64_t N, int64_t K, int64_t batch, int numThreads) {
+  GemmSplit split;
+  if (numThreads <= 1 || M <= 0 || N <= 0 || batch <= 0) return split;
+  if (2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(std::max<int64_t>(K, 1)) *
+          static_cast<double>(batch) <
+      kMinParallelFlops)
+    return split;
+  if (batch >= numThreads) {
+    split.parallel = true;
+    return split;
+  }
+  // Up to `want` tiles per matrix, one per thread; among the grids with the
+  // most tiles, the cheapest: a grid of tm x tn re-packs A tn times and B tm
+  // times, so it costs about tn * M + tm * N (times K).
+  const int64_t want = (numThreads + batch - 1) / batch;
+  int64_t bestTiles = 0;
+  double bestCost = std::numeric_limits<double>::infinity();
+  for (int64_t tm = 1; tm <= want; ++tm) {
+    if (tm > 1 && M / tm < kMinTile) break;
+    for (int64_t tn = 1; tm * tn <= want; ++tn) {
+      if (tn > 1 && N / tn < kMinTile) break;
+      const int64_t tiles = tm * tn;
+      const double cost = static_cast<double>(tn) * static_cast<double>(M) + static_cast<double>(tm) * static_cast<double>(N);
+      if (tiles > bestTiles || (tiles == bestTiles && cost < bestCost)) {
+        bestTiles = tiles;
+        bestCost = cost;
+        split.tilesM = tm;
+        split.tilesN = tn;
+      }
+    }
+  }
+  split.parallel = batch > 1 || bestTiles > 1;
+  return split;
+}
+
+}  // namespace dscc::runtime
+
+using dscc::runtime::fail;
+using dscc::runtime::Gemm;
+using dscc::runtime::guarded;
+
+extern "C" {
+
+dscc_status dscc_sgemm_strided_batched(dscc_context* ctx, int transA, int transB, int64_t M, int64_t N, int64_t K,
+                                       float alpha, const float* A, int64_t lda, int64_t strideA, const float* B,
+                                       int64_t ldb, int64_t strideB, float beta, float* C, int64_t ldc,
+                                       int64_t strideC, int64_t batch) {
+  static constexpr const char* kName = "dscc_sgemm_strided_batched";
+  return guarded(ctx, kName, [&] {
+    const Gemm g{transA != 0, transB != 0, M, N, K, alpha, beta, lda, ldb, ldc};
+    if (dscc_status st = dscc::runtime::validate(ctx, kName, g, batch); st != DSCC_OK) return st;
+    if (M == 0 || N == 0 || batch == 0) return DSCC_OK;
+    if (!C || (K > 0 && (!A || !B)))
+      return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(kName) + ": A, B or C is NULL");
+    if (batch > 1 && strideC == 0)
+      return fail(ctx, DSCC_INVALID_ARGUMENT,
+                  std::string(kName) + ": strideC is 0 with batch > 1; the C matrices must not overlap");
+    dscc::runtime::run(ctx, g, batch, [=](int64_t b) {
+      return std::tuple<const float*, const float*, float*>(K > 0 ? A + b * strideA : A,
+                                                            K > 0 ? B + b * strideB : B, C + b * strideC);
+    });
+    return DSCC_OK;
+  });
+}
+
+dscc_status dscc_sgemm_batched(dscc_context* ctx, int transA, int transB, int64_t M, int64_t N, int64_t K,
+                               float alpha, const float* const* A, int64_t lda, const float* const* B, int64_t ldb,
+                               float beta, float* const* C, int64_t ldc, int64_t batch) {
+  static constexpr const char* kName = "dscc_sgemm_batched";
+  return guarded(ctx, kName, [&] {
+    const Gemm g{transA != 0, transB != 0, M, N, K, alpha, beta, lda, ldb, ldc};
+    if (dscc_status st = dscc::runtime::validate(ctx, kName, g, batch); st != DSCC_OK) return st;
+    if (M == 0 || N == 0 || batch == 0) return DSCC_OK;
+    if (!C || (K > 0 && (!A || !B)))
+      return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(kName) + ": the array A, B or C is NULL");
+    for (int64_t b = 0; b < batch; ++b)
+      if (!C[b] || (K > 0 && (!A[b] || !B[b])))
+        return fail(ctx, DSCC_INVALID_ARGUMENT,
+                    std::string(kName) + ": A, B or C of batch entry " + std::to_string(b) + " is NULL");
+    dscc::runtime::run(ctx, g, batch, [=](int64_t b) {
+      return std::tuple<const float*, const float*, float*>(K > 0 ? A[b] : nullptr, K > 0 ? B[b] : nullptr, C[b]);
+    });
+    return DSCC_OK;
+  });
+}
+
+}  // extern "C"

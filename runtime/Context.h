@@ -1,0 +1,53 @@
+// The definition of dscc_context and the error helpers shared by the runtime's C entry points.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <string>
+#include <string_view>
+
+#include "runtime/ThreadPool.h"
+#include "runtime/dscc_runtime.h"
+
+/// The opaque context of the C ABI: a thread pool and an identity.
+struct dscc_context {
+  /// A context of `numThreads` threads in all (at least 1).
+  explicit dscc_context(int numThreads);
+
+  /// The pool every parallel call on this context uses.
+  dscc::runtime::ThreadPool pool;
+  /// Distinct for every context ever created, so a new context that gets a
+  /// released one's address does not inherit error messages recorded for it.
+  const uint64_t id;
+};
+
+namespace dscc::runtime {
+
+/// Records `message` as the calling thread's last error, made on `ctx` (may
+/// be null), and returns `status`. Never throws: a message that cannot be
+/// stored is replaced by the status name.
+dscc_status fail(const dscc_context* ctx, dscc_status status, std::string_view message) noexcept;
+
+/// Runs `f` (returning dscc_status) and turns any C++ exception into a status,
+/// so no exception crosses the C ABI: bad_alloc is DSCC_OUT_OF_MEMORY, the
+/// rest DSCC_INTERNAL. The messages are built without allocating where
+/// memory may be what ran out.
+template <class F>
+dscc_status guarded(const dscc_context* ctx, const char* function, F&& f) noexcept {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DSCC_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    try {
+      return fail(ctx, DSCC_INTERNAL, std::string(function) + ": internal error: " + e.what());
+    } catch (...) {
+      return fail(ctx, DSCC_INTERNAL, "internal error");
+    }
+  } catch (...) {
+    return fail(ctx, DSCC_INTERNAL, "internal error: unknown exception");
+  }
+}
+
+}  // namespace dscc::runtime

@@ -1,0 +1,290 @@
+// The C ABI's contexts, status messages, dtypes, aligned buffers, tensor checks and parallel_for.
+#include <algorithm>
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <thread>
+
+#include "runtime/Blas.h"
+#include "runtime/Context.h"
+#include "runtime/dscc_runtime.h"
+
+using dscc::runtime::fail;
+using dscc::runtime::guarded;
+
+namespace {
+
+// A bound that catches garbage passed as a thread count before it starts
+// thousands of threads; far above any machine dscc targets.
+constexpr int kMaxThreads = 1024;
+constexpr size_t kAlignment = 64;
+
+uint64_t nextContextId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+/// The calling thread's last failure. Thread-local so that concurrent callers
+/// on one context each read their own message without locking.
+struct LastError {
+  uint64_t contextId = 0;  // 0: the failing call had no context
+  std::string message;
+};
+thread_local LastError tlsLastError;
+
+bool validDType(dscc_dtype t) { return t >= DSCC_F32 && t <= DSCC_I1; }
+
+/// `f32[2, 64, 768]`, the IR's spelling, for messages.
+std::string describe(dscc_dtype dtype, int32_t rank, const int64_t* dims) {
+  std::string s = dscc_dtype_name(dtype);
+  s += '[';
+  for (int32_t i = 0; i < rank; ++i) {
+    if (i) s += ", ";
+    s += dims ? std::to_string(dims[i]) : "?";
+  }
+  return s + ']';
+}
+
+}  // namespace
+
+dscc_context::dscc_context(int numThreads) : pool(numThreads), id(nextContextId()) {}
+
+namespace dscc::runtime {
+
+dscc_status fail(const dscc_context* ctx, dscc_status status, std::string_view message) noexcept {
+  tlsLastError.contextId = ctx ? ctx->id : 0;
+  try {
+    tlsLastError.message.assign(message);
+  } catch (...) {
+    // clear() keeps the capacity, so the short name fits unless the string never held anything.
+    tlsLastError.message.clear();
+    try {
+      tlsLastError.message.assign(dscc_status_name(status));
+    } catch (...) {
+    }
+  }
+  return status;
+}
+
+}  // namespace dscc::runtime
+
+extern "C" {
+
+int dscc_abi_version(void) { return DSCC_ABI_VERSION; }
+
+dscc_context* dscc_context_create(int num_threads) {
+  dscc_context* ctx = nullptr;
+  dscc_status st = guarded(nullptr, "dscc_context_create", [&] {
+    if (num_threads < 0 || num_threads > kMaxThreads)
+      return fail(nullptr, DSCC_INVALID_ARGUMENT,
+                  "dscc_context_create: num_threads is " + std::to_string(num_threads) +
+                      "; give 0 for one per hardware thread or a count from 1 to " + std::to_string(kMaxThreads));
+    if (num_threads == 0)
+      num_threads = static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, kMaxThreads));
+    // Before any context can call the BLAS, so its threading is settled once.
+    dscc::runtime::initBlas();
+    ctx = new dscc_context(num_threads);
+    return DSCC_OK;
+  });
+  return st == DSCC_OK ? ctx : nullptr;
+}
+
+void dscc_context_release(dscc_context* ctx) { delete ctx; }
+
+int dscc_context_num_threads(const dscc_context* ctx) { return ctx ? ctx->pool.numThreads() : 0; }
+
+const char* dscc_status_name(dscc_status status) {
+  switch (status) {
+    case DSCC_OK: return "OK";
+    case DSCC_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case DSCC_SHAPE_MISMATCH: return "SHAPE_MISMATCH";
+    case DSCC_FACT_VIOLATED: return "FACT_VIOLATED";
+    case DSCC_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
+    case DSCC_INTERNAL: return "INTERNAL";
+  }
+  return "UNKNOWN";
+}
+
+const char* dscc_status_message(const dscc_context* ctx) {
+  if (ctx && ctx->id != tlsLastError.contextId) return "";
+  return tlsLastError.message.c_str();
+}
+
+dscc_status dscc_set_error(const dscc_context* ctx, dscc_status status, const char* format, ...) {
+  if (!format) return fail(ctx, status, dscc_status_name(status));
+  va_list args;
+  va_start(args, format);
+  va_list again;
+  va_copy(again, args);
+  const int length = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  std::string message;
+  if (length < 0) {
+    message = dscc_status_name(status);
+  } else {
+    try {
+      message.resize(static_cast<size_t>(length) + 1);
+      std::vsnprintf(message.data(), message.size(), format, again);
+      message.resize(static_cast<size_t>(length));
+    } catch (...) {
+      message.clear();
+    }
+  }
+  va_end(again);
+  return fail(ctx, status, message);
+}
+
+size_t dscc_dtype_size(dscc_dtype dtype) {
+  switch (dtype) {
+    case DSCC_F32: return 4;
+    case DSCC_F16: return 2;
+    case DSCC_BF16: return 2;
+    case DSCC_F64: return 8;
+    case DSCC_I64: return 8;
+    case DSCC_I32: return 4;
+    case DSCC_I8: return 1;
+    case DSCC_I1: return 1;
+  }
+  return 0;
+}
+
+const char* dscc_dtype_name(dscc_dtype dtype) {
+  switch (dtype) {
+    case DSCC_F32: return "f32";
+    case DSCC_F16: return "f16";
+    case DSCC_BF16: return "bf16";
+    case DSCC_F64: return "f64";
+    case DSCC_I64: return "i64";
+    case DSCC_I32: return "i32";
+    case DSCC_I8: return "i8";
+    case DSCC_I1: return "i1";
+  }
+  return "?";
+}
+
+int64_t dscc_tensor_numel(const dscc_tensor* tensor) {
+  if (!tensor || tensor->rank < 0 || (tensor->rank > 0 && !tensor->dims)) return -1;
+  int64_t n = 1;
+  for (int32_t i = 0; i < tensor->rank; ++i) {
+    const int64_t d = tensor->dims[i];
+    if (d < 0) return -1;
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+void* dscc_alloc(dscc_context* ctx, size_t bytes) {
+  void* p = nullptr;
+  // aligned_alloc wants a multiple of the alignment; a zero request still gets
+  // a block so that the pointer is distinct and non-null.
+  if (bytes <= std::numeric_limits<size_t>::max() - kAlignment)
+    p = std::aligned_alloc(kAlignment, std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment));
+  if (!p) {
+    guarded(ctx, "dscc_alloc", [&] {
+      return fail(ctx, DSCC_OUT_OF_MEMORY, "dscc_alloc: could not allocate " + std::to_string(bytes) + " bytes");
+    });
+  }
+  return p;
+}
+
+void dscc_free(dscc_context* ctx, void* ptr) { std::free(ptr); }
+
+dscc_status dscc_tensor_alloc(dscc_context* ctx, dscc_tensor* tensor) {
+  return guarded(ctx, "dscc_tensor_alloc", [&] {
+    if (!tensor) return fail(ctx, DSCC_INVALID_ARGUMENT, "dscc_tensor_alloc: tensor is NULL");
+    if (tensor->data)
+      return fail(ctx, DSCC_INVALID_ARGUMENT, "dscc_tensor_alloc: tensor->data is already set; it must be NULL");
+    if (!validDType(tensor->dtype))
+      return fail(ctx, DSCC_INVALID_ARGUMENT,
+                  "dscc_tensor_alloc: dtype " + std::to_string(static_cast<int>(tensor->dtype)) + " is not a dtype");
+    const int64_t n = dscc_tensor_numel(tensor);
+    if (n < 0)
+      return fail(ctx, DSCC_INVALID_ARGUMENT,
+                  "dscc_tensor_alloc: the dims of " +
+                      describe(tensor->dtype, std::max(tensor->rank, 0), tensor->dims) +
+                      " are missing, negative or overflow");
+    const size_t elem = dscc_dtype_size(tensor->dtype);
+    if (static_cast<uint64_t>(n) > std::numeric_limits<size_t>::max() / elem)
+      return fail(ctx, DSCC_OUT_OF_MEMORY,
+                  "dscc_tensor_alloc: " + describe(tensor->dtype, tensor->rank, tensor->dims) +
+                      " is more than can be allocated");
+    tensor->data = dscc_alloc(ctx, static_cast<size_t>(n) * elem);
+    return tensor->data ? DSCC_OK : DSCC_OUT_OF_MEMORY;
+  });
+}
+
+void dscc_tensor_free(dscc_tensor* tensor) {
+  if (!tensor) return;
+  std::free(tensor->data);
+  tensor->data = nullptr;
+}
+
+dscc_status dscc_check_input(dscc_context* ctx, const dscc_tensor* tensor, int index, dscc_dtype dtype,
+                             int32_t rank) {
+  return guarded(ctx, "dscc_check_input", [&] {
+    const std::string name = "input " + std::to_string(index);
+    if (!tensor) return fail(ctx, DSCC_INVALID_ARGUMENT, name + " is NULL");
+    if (tensor->dtype != dtype)
+      return fail(ctx, DSCC_SHAPE_MISMATCH,
+                  name + " has dtype " + dscc_dtype_name(tensor->dtype) + "; expected " + dscc_dtype_name(dtype));
+    if (tensor->rank != rank)
+      return fail(ctx, DSCC_SHAPE_MISMATCH,
+                  name + " has rank " + std::to_string(tensor->rank) + "; expected " + std::to_string(rank));
+    if (rank > 0 && !tensor->dims) return fail(ctx, DSCC_INVALID_ARGUMENT, name + " has rank " +
+                                                                               std::to_string(rank) + " but dims is NULL");
+    for (int32_t i = 0; i < rank; ++i)
+      if (tensor->dims[i] < 0)
+        return fail(ctx, DSCC_INVALID_ARGUMENT, name + " " + describe(dtype, rank, tensor->dims) + ": dim " +
+                                                    std::to_string(i) + " is negative");
+    const int64_t n = dscc_tensor_numel(tensor);
+    if (n < 0)
+      return fail(ctx, DSCC_INVALID_ARGUMENT, name + " " + describe(dtype, rank, tensor->dims) +
+                                                  ": the element count overflows");
+    if (n > 0 && !tensor->data)
+      return fail(ctx, DSCC_INVALID_ARGUMENT, name + " " + describe(dtype, rank, tensor->dims) + " has no data");
+    return DSCC_OK;
+  });
+}
+
+dscc_status dscc_prepare_output(dscc_context* ctx, dscc_tensor* tensor, int index, dscc_dtype dtype,
+                                int32_t rank, const int64_t* dims) {
+  return guarded(ctx, "dscc_prepare_output", [&] {
+    const std::string name = "output " + std::to_string(index);
+    if (!tensor) return fail(ctx, DSCC_INVALID_ARGUMENT, name + " is NULL");
+    if (!validDType(dtype) || rank < 0 || (rank > 0 && !dims))
+      return fail(ctx, DSCC_INVALID_ARGUMENT, "dscc_prepare_output: bad dtype, rank or dims for " + name);
+    if (tensor->rank != rank)
+      return fail(ctx, DSCC_SHAPE_MISMATCH, name + " is " + describe(dtype, rank, dims) +
+                                                "; the caller's tensor has rank " + std::to_string(tensor->rank));
+    if (rank > 0 && !tensor->dims)
+      return fail(ctx, DSCC_INVALID_ARGUMENT,
+                  name + ": dims is NULL; the caller must give room for " + std::to_string(rank) + " dims");
+    if (!tensor->data) {
+      std::copy(dims, dims + rank, tensor->dims);
+      tensor->dtype = dtype;
+      return dscc_tensor_alloc(ctx, tensor);
+    }
+    if (tensor->dtype != dtype || !std::equal(dims, dims + rank, tensor->dims))
+      return fail(ctx, DSCC_SHAPE_MISMATCH,
+                  name + " is " + describe(dtype, rank, dims) + "; the caller's buffer is " +
+                      describe(tensor->dtype, tensor->rank, tensor->dims));
+    return DSCC_OK;
+  });
+}
+
+dscc_status dscc_parallel_for(dscc_context* ctx, int64_t n, int64_t grain, dscc_parallel_body body,
+                              void* closure) {
+  return guarded(ctx, "dscc_parallel_for", [&] {
+    if (!ctx) return fail(nullptr, DSCC_INVALID_ARGUMENT, "dscc_parallel_for: ctx is NULL");
+    if (!body) return fail(ctx, DSCC_INVALID_ARGUMENT, "dscc_parallel_for: body is NULL");
+    if (n < 0) return fail(ctx, DSCC_INVALID_ARGUMENT, "dscc_parallel_for: n is " + std::to_string(n) + "; must be >= 0");
+    ctx->pool.parallelFor(0, n, grain, body, closure);
+    return DSCC_OK;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,185 @@
+// The dscc runtime's C ABI: contexts, tensors, status codes, buffers, the thread pool and BLAS calls.
+#ifndef DSCC_RUNTIME_H
+#define DSCC_RUNTIME_H
+
+// This header is C99 and C++ compatible on purpose: compiled models (the
+// artifacts `dscc compile` writes) and their users include it from either
+// language, and everything crossing it is plain data and function pointers.
+// docs/abi.md describes the contract in full, with an example program.
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Lets GCC and Clang check the format string of dscc_set_error.
+#if defined(__GNUC__) || defined(__clang__)
+#define DSCC_PRINTF_FORMAT(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
+#else
+#define DSCC_PRINTF_FORMAT(fmt_index, first_arg)
+#endif
+
+/// The version of this ABI; a change that breaks compiled models increments it.
+#define DSCC_ABI_VERSION 1
+
+/// Returns DSCC_ABI_VERSION as the runtime library was built, so a model can refuse a mismatched runtime.
+int dscc_abi_version(void);
+
+/// Result of every fallible call. The values are fixed: they cross the ABI.
+typedef enum dscc_status {
+  DSCC_OK = 0,               ///< success
+  DSCC_INVALID_ARGUMENT = 1, ///< a null pointer, a negative size, a wrong count, a bad enum value
+  DSCC_SHAPE_MISMATCH = 2,   ///< a tensor's rank, dims or dtype differ from what the callee requires
+  DSCC_FACT_VIOLATED = 3,    ///< run-time sizes break a fact of the model (`S in [1, 512]`, `S % 8 == 0`)
+  DSCC_OUT_OF_MEMORY = 4,    ///< an allocation failed or its size overflowed
+  DSCC_INTERNAL = 5          ///< a bug in dscc or in a library it calls
+} dscc_status;
+
+/// The element types, in the IR's order (f32 f16 bf16 f64 i64 i32 i8 i1); the values are fixed.
+typedef enum dscc_dtype {
+  DSCC_F32 = 0,
+  DSCC_F16 = 1,
+  DSCC_BF16 = 2,
+  DSCC_F64 = 3,
+  DSCC_I64 = 4,
+  DSCC_I32 = 5,
+  DSCC_I8 = 6,
+  DSCC_I1 = 7 ///< stored as one byte holding 0 or 1
+} dscc_dtype;
+
+/// A dense row-major (C order) tensor. `dims` has `rank` entries and is always
+/// owned by whoever filled in the struct; `data` is owned by the caller, or by
+/// the runtime when the runtime allocated it (then release it with
+/// dscc_tensor_free). A scalar has rank 0 and may have dims == NULL.
+typedef struct dscc_tensor {
+  void* data;       ///< first element; 64-byte aligned when the runtime allocated it
+  int64_t* dims;    ///< `rank` sizes, each >= 0
+  int32_t rank;     ///< number of dims
+  dscc_dtype dtype; ///< element type
+} dscc_tensor;
+
+/// An execution context: a thread pool and per-context state. Create one per
+/// process (or per NUMA node) and share it: every call taking a context is safe
+/// to make from several threads at once on the same context.
+typedef struct dscc_context dscc_context;
+
+/// Creates a context whose calls use `num_threads` threads in all, the calling
+/// thread included (so 1 means everything runs on the caller). 0 means one per
+/// hardware thread. Returns NULL on failure; dscc_status_message(NULL) says why.
+dscc_context* dscc_context_create(int num_threads);
+
+/// Releases a context and joins its threads. No call on it may be in flight. NULL is a no-op.
+void dscc_context_release(dscc_context* ctx);
+
+/// The number of threads the context's calls use, the caller's included.
+int dscc_context_num_threads(const dscc_context* ctx);
+
+/// A fixed upper-case name of a status ("OK", "SHAPE_MISMATCH", ...); "UNKNOWN" for other values.
+const char* dscc_status_name(dscc_status status);
+
+/// The message of the most recent failed call made by the calling thread, if
+/// that call was made on `ctx`; "" otherwise. With ctx == NULL: the calling
+/// thread's most recent failure, whatever its context (use this after
+/// dscc_context_create returns NULL). Messages are thread-local, so concurrent
+/// callers on one context never see each other's. Successful calls leave the
+/// message as it was. The string lives until the thread's next failing call.
+const char* dscc_status_message(const dscc_context* ctx);
+
+/// Records a failure for the calling thread (on `ctx`, which may be NULL) with
+/// a printf-style message, and returns `status`. Generated code uses it to
+/// report, e.g., DSCC_FACT_VIOLATED with the offending sizes.
+dscc_status dscc_set_error(const dscc_context* ctx, dscc_status status, const char* format, ...)
+    DSCC_PRINTF_FORMAT(3, 4);
+
+/// Bytes per element of a dtype (i1 takes one byte); 0 for a value that is not a dtype.
+size_t dscc_dtype_size(dscc_dtype dtype);
+
+/// The IR spelling of a dtype ("f32", ...); "?" for a value that is not a dtype.
+const char* dscc_dtype_name(dscc_dtype dtype);
+
+/// The element count of a tensor; -1 if a dim is negative, dims is NULL with rank > 0, or the count overflows.
+int64_t dscc_tensor_numel(const dscc_tensor* tensor);
+
+/// Allocates `bytes` bytes aligned to 64 (a cache line, the widest vector), for
+/// buffers of generated code. 0 bytes gives a valid, distinct pointer. Returns
+/// NULL with DSCC_OUT_OF_MEMORY recorded on failure. `ctx` may be NULL; memory
+/// from one context may be freed with another or with NULL.
+void* dscc_alloc(dscc_context* ctx, size_t bytes);
+
+/// Frees memory from dscc_alloc; NULL is a no-op.
+void dscc_free(dscc_context* ctx, void* ptr);
+
+/// Allocates `tensor->data` (64-byte aligned) for the tensor's dims and dtype.
+/// `tensor->data` must be NULL on entry. Release with dscc_tensor_free.
+dscc_status dscc_tensor_alloc(dscc_context* ctx, dscc_tensor* tensor);
+
+/// Releases data the runtime allocated (a model's output, or dscc_tensor_alloc)
+/// and sets `tensor->data` to NULL; dims are the caller's and stay. Needs no
+/// context, so outputs may outlive the context that made them. NULL is a no-op.
+void dscc_tensor_free(dscc_tensor* tensor);
+
+/// Checks input `index` of a call: non-NULL dims (rank > 0), dims >= 0, data
+/// non-NULL when it has elements, and the expected dtype and rank. Returns
+/// DSCC_INVALID_ARGUMENT or DSCC_SHAPE_MISMATCH with a message naming the input.
+dscc_status dscc_check_input(dscc_context* ctx, const dscc_tensor* tensor, int index, dscc_dtype dtype,
+                             int32_t rank);
+
+/// Prepares output `index` of a call whose shape is now known (`rank`, `dims`).
+/// The caller's `tensor->rank` must equal `rank` and `tensor->dims` must hold
+/// `rank` entries. If `tensor->data` is NULL, the runtime writes the dims and
+/// dtype and allocates the data; otherwise the caller's dtype and dims must
+/// equal these exactly (DSCC_SHAPE_MISMATCH if not) and the data is written in place.
+dscc_status dscc_prepare_output(dscc_context* ctx, dscc_tensor* tensor, int index, dscc_dtype dtype,
+                                int32_t rank, const int64_t* dims);
+
+/// The entry point every compiled model exports as `NAME_run`. Inputs are read
+/// only. For each output, data == NULL asks the runtime to allocate it (free it
+/// with dscc_tensor_free); otherwise the model checks the caller's dims and
+/// dtype against the computed shape and writes into the caller's buffer. On
+/// failure, outputs the call allocated are freed again (data reset to NULL)
+/// and dscc_status_message(ctx) says what went wrong. Safe to call from
+/// several threads at once on one context.
+typedef dscc_status (*dscc_run_fn)(dscc_context* ctx, const dscc_tensor* inputs, int n_in, dscc_tensor* outputs,
+                                   int n_out);
+
+/// The body of a parallel loop: processes indices [begin, end) with the data behind `closure`.
+typedef void (*dscc_parallel_body)(void* closure, int64_t begin, int64_t end);
+
+/// Runs `body` over [0, n) split into disjoint chunks, each index exactly once,
+/// on the context's threads; the calling thread takes part and the call returns
+/// when all chunks are done. Every chunk but the last has at least `grain`
+/// indices (grain <= 0 means 1). The split depends only on n, grain and the
+/// thread count. Concurrent callers and nested calls (from inside a body) are
+/// safe: each call is its own job that the caller can finish alone.
+dscc_status dscc_parallel_for(dscc_context* ctx, int64_t n, int64_t grain, dscc_parallel_body body,
+                              void* closure);
+
+/// Batched single-precision matrix multiply, row-major:
+/// C[b] = alpha * op(A[b]) * op(B[b]) + beta * C[b],  b in [0, batch),
+/// where A[b] = A + b * strideA (elements), likewise B and C; op(A[b]) is M x K
+/// (A[b] is stored K x M when transA != 0), op(B[b]) is K x N (stored N x K when
+/// transB != 0), C[b] is M x N. lda, ldb, ldc are row pitches in elements, so
+/// transposed and sliced operands need no copy. strideA or strideB may be 0 (one
+/// matrix shared by the batch); the C matrices must not overlap. With beta == 0,
+/// C is not read. M, N, K, lda, ldb, ldc must fit in 32 bits (the BLAS's int).
+/// Work is split over the context's threads; the split depends only on the
+/// sizes and the thread count.
+dscc_status dscc_sgemm_strided_batched(dscc_context* ctx, int transA, int transB, int64_t M, int64_t N, int64_t K,
+                                       float alpha, const float* A, int64_t lda, int64_t strideA, const float* B,
+                                       int64_t ldb, int64_t strideB, float beta, float* C, int64_t ldc,
+                                       int64_t strideC, int64_t batch);
+
+/// dscc_sgemm_strided_batched with a pointer per batch entry, for batches that
+/// one stride cannot describe (several broadcast batch dims): A[b], B[b] and
+/// C[b] are the b-th entries of the pointer arrays. Same rules otherwise.
+dscc_status dscc_sgemm_batched(dscc_context* ctx, int transA, int transB, int64_t M, int64_t N, int64_t K,
+                               float alpha, const float* const* A, int64_t lda, const float* const* B, int64_t ldb,
+                               float beta, float* const* C, int64_t ldc, int64_t batch);
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif // DSCC_RUNTIME_H
