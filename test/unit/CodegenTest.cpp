@@ -183,7 +183,7 @@ struct Options {
   Seen* seen = nullptr;  // records what the kernels contain
   std::vector<const PassInfo*> passes = defaultPipeline();
   // Sets chosen elements of the random inputs (edge values random data misses).
-  std::function<void(std::vector<Tensor>&)> special;
+  std::function<void(std::vector<Tensor>&)> special = nullptr;
   // Floats must match bit for bit (conversions have one right answer).
   bool exact = false;
 };
@@ -699,6 +699,40 @@ func @main(%h: f32[H], %x: f32[2, H / 4, 2 * D + 1], %y: f32[H / 4, 1], %z: f32[
   return %b
 }
 )", grid({{"H", {0, 4, 12, 260}}, {"D", {0, 1, 50}}}));
+}
+
+TEST(CodegenTest, InPlaceUpdate) {
+  // The header allows an output to be the buffer of a same-shape input.
+  const char* text = R"(
+func @main(%x: f32[N, D], %y: f32[D]) -> f32[N, D] {
+  %a = add %x, %y
+  %b = tanh %a
+  return %b
+}
+)";
+  auto p = parse(text, defaultPipeline());
+  auto ref = parse(text, {});
+  ASSERT_TRUE(p && ref);
+  std::vector<const Operation*> kernels = loopKernels(*p->fn);
+  ASSERT_EQ(kernels.size(), 1u);
+  CodeModule cm("inplace");
+  LoweredKernel lk = lowerLoopKernel(*kernels[0], cm, "k");
+  ASSERT_TRUE(lk.ok()) << lk.error;
+  std::string err;
+  auto jit = Jit::create(&err);
+  ASSERT_TRUE(jit && jit->addModule(std::move(cm), &err)) << err;
+  auto fn = reinterpret_cast<LoopKernelFn>(jit->lookup("k", &err));
+  ASSERT_TRUE(fn) << err;
+  std::mt19937_64 rng(7);
+  Tensor x = randomTensor(DType::F32, {5, 67}, Data::Mixed, rng), y = randomTensor(DType::F32, {67}, Data::Mixed, rng);
+  std::vector<Tensor> want;
+  ASSERT_TRUE(interpret(*ref->fn, {x, y}, want, ref->diags)) << ref->errors();
+  int64_t sizes[] = {67, 5};  // D, N
+  void* in[] = {x.bytes.data(), y.bytes.data()};
+  void* out[] = {x.bytes.data()};
+  fn(in, out, sizes, 0, 100);
+  fn(in, out, sizes, 100, 5 * 67);
+  EXPECT_EQ(compare(x.bytes.data(), want[0], false), "");
 }
 
 TEST(CodegenTest, UnsupportedKernelsGiveErrors) {
