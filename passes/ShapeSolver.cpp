@@ -187,18 +187,12 @@ void ShapeSolver::addFact(const Fact& f) {
 }
 
 void ShapeSolver::assume(const CheckRelation& r) {
-  Fact f;
-  if (r.kind == "eq") {
+  // eq and le are ordinary facts (they feed union-find and the ranges too).
+  if (r.kind == "eq" || r.kind == "le") {
+    Fact f;
     f.lhs = r.lhs;
     f.rhs = r.rhs;
-    f.op = CmpOp::Eq;
-    addFact(f);
-    return;
-  }
-  if (r.kind == "le") {
-    f.lhs = r.lhs;
-    f.rhs = r.rhs;
-    f.op = CmpOp::Le;
+    f.op = r.kind == "eq" ? CmpOp::Eq : CmpOp::Le;
     addFact(f);
     return;
   }
