@@ -113,8 +113,8 @@ std::string plan(const Operation& f, KernelPlan& p) {
     if (!known.count(v)) return err("yielded value %" + v->name + " is not defined in the kernel");
   for (const auto& r : f.results) p.iface.outputs.push_back(r->type);
   p.iface.symbols.assign(symbols.begin(), symbols.end());
-  p.iface.numElements = DimExpr(1);
-  for (const DimExpr& d : p.space) p.iface.numElements = p.iface.numElements * d;
+  p.iface.units = DimExpr(1);
+  for (const DimExpr& d : p.space) p.iface.units = p.iface.units * d;
 
   // Merge adjacent dims read alike by every operand: same-shape operands then
   // see one flat dim, a row bias [N, D] + [D] two.
@@ -167,7 +167,7 @@ class LoopEmitter {
       for (size_t j = g.first; j <= g.last; ++j) n = n * p_.space[j];
       groupSize_.push_back(dims.emit(n));
     }
-    numel_ = dims.emit(p_.iface.numElements);
+    numel_ = dims.emit(p_.iface.units);
     llvm::Type* ptrTy = b_.getPtrTy();
     size_t r = p_.space.size();
     for (size_t k = 0; k < p_.operands.size(); ++k) {
@@ -377,14 +377,16 @@ std::string describeLoopKernel(const Operation& fusion, KernelInterface& out) {
 }
 
 std::string emitLoopKernelRange(const Operation& fusion, llvm::IRBuilderBase& b, llvm::Value* inputs,
-                                llvm::Value* outputs, llvm::Value* sizes, llvm::Value* begin, llvm::Value* end) {
+                                llvm::Value* outputs, llvm::Value* sizes, llvm::Value* begin, llvm::Value* end,
+                                const KernelVariant& variant) {
   KernelPlan p;
   if (std::string e = plan(fusion, p); !e.empty()) return e;
   LoopEmitter(p, b).emit(inputs, outputs, sizes, begin, end);
   return "";
 }
 
-LoweredKernel lowerLoopKernel(const Operation& fusion, CodeModule& m, const std::string& name) {
+LoweredKernel lowerLoopKernel(const Operation& fusion, CodeModule& m, const std::string& name,
+                              const KernelVariant& variant) {
   LoweredKernel res;
   KernelPlan p;
   res.error = plan(fusion, p);

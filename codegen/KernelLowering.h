@@ -11,11 +11,11 @@
 //    name in byte order (`?N` anonymous symbols sort before letters);
 //  - [begin, end) is a range of flat (row-major) element indices of the
 //    iteration space, the results' shape, with `0 <= begin <= end <=
-//    numElements`; out-of-range bounds are clamped, an empty range does
+//    units`; out-of-range bounds are clamped, an empty range does
 //    nothing and reads no pointer.
 //
 // The range is the parallel mapping, and the only part that differs between
-// targets: the CPU runtime gives each thread one chunk of [0, numElements);
+// targets: the CPU runtime gives each thread one chunk of [0, units);
 // a GPU kernel derives [begin, end) from its block and thread ids and calls
 // the same body (emitLoopKernelRange), so both share the kernel body.
 //
@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/Kernel.h"
 #include "ir/IR.h"
 
 namespace llvm {
@@ -53,37 +54,21 @@ namespace dscc::codegen {
 
 class CodeModule;
 
-/// The C type of a lowered CPU loop kernel (see the file comment).
-using LoopKernelFn = void (*)(void** inputs, void** outputs, const int64_t* sizes, int64_t begin, int64_t end);
-
-/// What a caller needs to call a lowered kernel.
-struct KernelInterface {
-  /// The order of the `sizes` argument: symbol names, sorted in byte order.
-  std::vector<std::string> symbols;
-  /// Types of `inputs[k]` (the fusion's operands) and `outputs[i]` (its results).
-  std::vector<Type> inputs, outputs;
-  /// The element count of the iteration space: flat indices are [0, numElements).
-  DimExpr numElements;
-};
+/// The C type of a lowered loop kernel (the common KernelFn).
+using LoopKernelFn = KernelFn;
 
 /// Checks that the loop kernel `fusion` can be lowered and describes its
 /// interface. Returns "" on success, else why not (an unsupported op or
 /// dtype, a kernel kind other than "loop", results of different shapes).
 std::string describeLoopKernel(const Operation& fusion, KernelInterface& out);
 
-/// The result of lowering one kernel: the function, or an error message.
-struct LoweredKernel {
-  llvm::Function* fn = nullptr;  ///< null on error
-  KernelInterface iface;
-  std::string error;  ///< "" on success
-  /// True when the kernel was lowered.
-  bool ok() const { return fn != nullptr; }
-};
-
 /// Lowers the loop kernel `fusion` to a function `name` with the CPU calling
 /// convention in `m`. On an unsupported kernel returns the error and leaves
 /// `m` without a function of that name.
-LoweredKernel lowerLoopKernel(const Operation& fusion, CodeModule& m, const std::string& name);
+/// `variant` selects the version (its assumptions are not checked here: the
+/// host code guards the call).
+LoweredKernel lowerLoopKernel(const Operation& fusion, CodeModule& m, const std::string& name,
+                              const KernelVariant& variant = {});
 
 /// Emits, at `b`'s insertion point, the code that computes the flat elements
 /// [begin, end) of the loop kernel `fusion` (i64 values); `inputs`, `outputs`
@@ -93,6 +78,7 @@ LoweredKernel lowerLoopKernel(const Operation& fusion, CodeModule& m, const std:
 /// function and chooses begin and end. Returns "" or an error message, as
 /// describeLoopKernel (then nothing is emitted).
 std::string emitLoopKernelRange(const Operation& fusion, llvm::IRBuilderBase& b, llvm::Value* inputs,
-                                llvm::Value* outputs, llvm::Value* sizes, llvm::Value* begin, llvm::Value* end);
+                                llvm::Value* outputs, llvm::Value* sizes, llvm::Value* begin, llvm::Value* end,
+                                const KernelVariant& variant = {});
 
 }  // namespace dscc::codegen

@@ -265,7 +265,7 @@ void checkProgram(const std::string& text, const std::vector<DimBindings>& sizes
       const KernelInterface& iface = ifaces[k];
       std::vector<int64_t> sizeArg;
       for (const std::string& s : iface.symbols) sizeArg.push_back(env.at(s));
-      auto total = iface.numElements.evaluate(env, &err);
+      auto total = iface.units.evaluate(env, &err);
       ASSERT_TRUE(total) << err;
       std::vector<void*> in;
       for (size_t i = 0; i < iface.inputs.size(); ++i) in.push_back(operands[operandAt + i].bytes.data());
@@ -790,7 +790,7 @@ func @main(%x: f32[N, D], %y: f32[D]) -> f32[N, D] {
   LoweredKernel lk = lowerLoopKernel(*kernels[0], cm, "bias_mul");
   ASSERT_TRUE(lk.ok()) << lk.error;
   EXPECT_EQ(lk.iface.symbols, (std::vector<std::string>{"D", "N"}));
-  EXPECT_EQ(lk.iface.numElements, DimExpr::symbol("N") * DimExpr::symbol("D"));
+  EXPECT_EQ(lk.iface.units, DimExpr::symbol("N") * DimExpr::symbol("D"));
   std::string text = emitLLVMText(cm);
   EXPECT_NE(text.find("define void @bias_mul(ptr"), std::string::npos) << text;
   EXPECT_EQ(emitLLVMText(cm), text) << "output is not deterministic";

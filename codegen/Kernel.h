@@ -1,0 +1,106 @@
+// What every kernel kind shares: the calling convention, the interface a caller needs, and versions (guards).
+//
+// Every kernel kind lowers to one function per version. A version is chosen by
+// the generated host code from the run-time sizes; the version with no
+// assumptions (the default-constructed KernelVariant) is the fallback that is
+// always correct. A guard the solver proves from the `where` facts is assumed
+// by every version, and the fallback without it is never generated.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace llvm {
+class Function;
+}  // namespace llvm
+
+namespace dscc::codegen {
+
+/// The assumptions one version of a kernel makes. Each one is a guard the host
+/// code checks before calling that version.
+struct KernelVariant {
+  /// > 1: the version assumes that KernelInterface::vectorExtent is a multiple
+  /// of this width and processes that extent in blocks of exactly this many
+  /// elements (constant trip count, no remainder loop), which the
+  /// vectoriser turns into straight vector code. 1: no assumption.
+  int vectorWidth = 1;
+  /// The version computes element offsets and flat-index divisions in 32-bit
+  /// arithmetic. Valid when every count in KernelInterface::indexCounts is at
+  /// most INT32_MAX.
+  bool index32 = false;
+  /// The version assumes each pair in KernelInterface::broadcastPairs is equal
+  /// at run time (no operand dim is stretched), so it reads every operand with
+  /// its natural, unit inner stride and needs no run-time stride select.
+  bool broadcastFree = false;
+
+  /// A short name for symbols and `dscc explain`: "generic", or the
+  /// assumptions joined by '.', e.g. "v8.i32.nobcast".
+  std::string name() const {
+    std::string s;
+    auto add = [&](const std::string& p) { s += (s.empty() ? "" : ".") + p; };
+    if (vectorWidth > 1) add("v" + std::to_string(vectorWidth));
+    if (index32) add("i32");
+    if (broadcastFree) add("nobcast");
+    return s.empty() ? "generic" : s;
+  }
+  bool operator==(const KernelVariant&) const = default;
+};
+
+/// What the guards of a kernel look at, filled in by the describe function of
+/// each kernel kind. An empty field means the corresponding guard does not
+/// apply to this kernel (so no version makes that assumption).
+struct KernelGuardInputs {
+  /// The extent a vector version blocks (innermost dim of a loop kernel's
+  /// space, a stitch kernel's row length, an input kernel's innermost output
+  /// dim); DimExpr(0) when no vector version applies.
+  DimExpr vectorExtent = DimExpr(0);
+  /// Element counts (of the iteration space, every operand and result) that
+  /// must fit in int32 for an index32 version.
+  std::vector<DimExpr> indexCounts;
+  /// (operand dim, result dim) pairs that may differ at run time only by a
+  /// broadcast (the operand dim is 1); a broadcastFree version assumes equal.
+  std::vector<std::pair<DimExpr, DimExpr>> broadcastPairs;
+};
+
+/// The C type of every lowered CPU kernel, whatever its kind:
+///
+///   void NAME(void** inputs, void** outputs, const int64_t* sizes, int64_t begin, int64_t end);
+///
+/// `inputs[k]` is the dense row-major data of the fusion's operand k,
+/// `outputs[i]` the buffer of its result i, `sizes[j]` the value of
+/// KernelInterface::symbols[j], and [begin, end) a range of the kernel's
+/// parallel units (KernelInterface::units): flat elements for loop kernels,
+/// rows for stitch kernels, output elements for input kernels. Out-of-range
+/// bounds are clamped; an empty range reads no pointer. Disjoint ranges may
+/// run concurrently on different threads.
+using KernelFn = void (*)(void** inputs, void** outputs, const int64_t* sizes, int64_t begin, int64_t end);
+
+/// What a caller needs to call a lowered kernel.
+struct KernelInterface {
+  /// The order of the `sizes` argument: symbol names, sorted in byte order.
+  std::vector<std::string> symbols;
+  /// Types of `inputs[k]` (the fusion's operands) and `outputs[i]` (its results).
+  std::vector<Type> inputs, outputs;
+  /// The number of parallel units: [begin, end) ranges cover [0, units).
+  DimExpr units;
+  /// Elements computed per unit (1 for loop kernels, the row length for
+  /// stitch kernels, ...): the host sizes its parallel chunks with it.
+  DimExpr workPerUnit = DimExpr(1);
+  /// What the versions' guards look at.
+  KernelGuardInputs guards;
+};
+
+/// The result of lowering one kernel version: the function, or an error message.
+struct LoweredKernel {
+  llvm::Function* fn = nullptr;  ///< null on error
+  KernelInterface iface;
+  std::string error;  ///< "" on success
+  /// True when the kernel was lowered.
+  bool ok() const { return fn != nullptr; }
+};
+
+}  // namespace dscc::codegen
