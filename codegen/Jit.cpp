@@ -66,8 +66,8 @@ llvm::OptimizationLevel optimizationLevel(int level) {
   }
 }
 
-// Runs the new pass manager's default pipeline, as `opt -O<level>` does, with
-// the target machine so the vectoriser sees the host's registers and costs.
+}  // namespace
+
 void runOptPipeline(llvm::Module& m, llvm::TargetMachine& tm, int level) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -87,8 +87,6 @@ void runOptPipeline(llvm::Module& m, llvm::TargetMachine& tm, int level) {
                                            : pb.buildPerModuleDefaultPipeline(optimizationLevel(level));
   mpm.run(m, mam);
 }
-
-}  // namespace
 
 std::unique_ptr<Jit> Jit::create(std::string* err, int optLevel) {
   static std::once_flag initOnce;

@@ -36,6 +36,10 @@ class CodeModule {
   std::unique_ptr<llvm::Module> mod_;
 };
 
+/// Runs the new pass manager's default pipeline, as `opt -O<level>` does, with
+/// the target machine so the vectoriser sees the target's registers and costs.
+void runOptPipeline(llvm::Module& m, llvm::TargetMachine& tm, int level);
+
 /// The module as LLVM assembly text (what `--emit=llvm` prints).
 std::string emitLLVMText(const CodeModule& m);
 

@@ -43,6 +43,7 @@ struct KernelPlan {
   std::vector<DimExpr> space;   // the iteration space: the results' dims
   std::vector<DimGroup> groups;  // merged dims, outermost first
   std::vector<OperandPlan> operands;
+  KernelVariant variant;
 };
 
 std::string err(const std::string& m) { return "codegen: " + m; }
@@ -59,7 +60,7 @@ Access accessOf(const Type& t, const std::vector<DimExpr>& space, size_t j) {
   return Access::Dynamic;
 }
 
-std::string plan(const Operation& f, KernelPlan& p) {
+std::string plan(const Operation& f, KernelPlan& p, const KernelVariant& variant = {}) {
   p.fusion = &f;
   if (f.kind != OpKind::Fusion) return err("op '" + std::string(f.name()) + "' is not a fusion");
   const Attribute* kind = f.attr("kind");
@@ -87,7 +88,17 @@ std::string plan(const Operation& f, KernelPlan& p) {
                  "iteration space " + f.result()->type.str());
     OperandPlan op;
     op.value = v;
-    for (size_t j = 0; j < p.space.size(); ++j) op.access.push_back(accessOf(v->type, p.space, j));
+    for (size_t j = 0; j < p.space.size(); ++j) {
+      Access a = accessOf(v->type, p.space, j);
+      if (a == Access::Dynamic) {
+        size_t u = j - (p.space.size() - v->type.rank());
+        p.iface.guards.broadcastPairs.push_back({v->type.dims[u], p.space[j]});
+        // The broadcast-free version reads the operand at full size: the host
+        // called it only because the two dims are equal.
+        if (variant.broadcastFree) a = Access::Contig;
+      }
+      op.access.push_back(a);
+    }
     for (size_t j = 0; j < v->type.rank(); ++j) {
       const DimExpr& d = v->type.dims[j];
       const DimExpr& s = p.space[j + p.space.size() - v->type.rank()];
@@ -115,6 +126,12 @@ std::string plan(const Operation& f, KernelPlan& p) {
   p.iface.symbols.assign(symbols.begin(), symbols.end());
   p.iface.units = DimExpr(1);
   for (const DimExpr& d : p.space) p.iface.units = p.iface.units * d;
+  p.iface.workPerUnit = DimExpr(1);
+  p.variant = variant;
+  // Guards: the innermost dim for vector blocks (every merged row is a
+  // multiple of it), the element counts whose offsets index32 computes.
+  if (!p.space.empty()) p.iface.guards.vectorExtent = p.space.back();
+  p.iface.guards.indexCounts.push_back(p.iface.units);
 
   // Merge adjacent dims read alike by every operand: same-shape operands then
   // see one flat dim, a row bias [N, D] + [D] two.
@@ -143,6 +160,13 @@ class LoopEmitter {
     emitSetup(inputs, outputs, sizes);
     llvm::Value* lo = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, begin, b_.getInt64(0), nullptr, "lo");
     llvm::Value* hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, numel_, nullptr, "hi");
+    if (vw() > 1 && !p_.groups.empty()) {
+      // Whole blocks only: with rows a multiple of the width, rounding both
+      // ends down keeps the ranges of adjacent chunks disjoint and covering.
+      llvm::Value* mask = b_.getInt64(~static_cast<int64_t>(vw() - 1));
+      lo = b_.CreateAnd(lo, mask, "lo.block");
+      hi = b_.CreateAnd(hi, mask, "hi.block");
+    }
     if (p_.groups.empty()) emitScalarSpace(lo, hi);
     else emitRows(lo, hi);
     b_.SetInsertPoint(done_);
@@ -157,6 +181,11 @@ class LoopEmitter {
   };
 
   llvm::Type* i64() { return b_.getInt64Ty(); }
+  int vw() const { return p_.variant.vectorWidth > 1 ? p_.variant.vectorWidth : 1; }
+  // Index arithmetic of the index32 version: 32-bit divisions and products,
+  // widened for addressing.
+  llvm::Value* narrow(llvm::Value* v) { return p_.variant.index32 ? b_.CreateTrunc(v, b_.getInt32Ty()) : v; }
+  llvm::Value* widen(llvm::Value* v) { return p_.variant.index32 ? b_.CreateZExt(v, i64()) : v; }
 
   // Everything computed once per call: sizes, merged dims, strides, buffer
   // pointers and the operands read at a single place.
@@ -230,13 +259,14 @@ class LoopEmitter {
     size_t c = p_.groups.size();
     llvm::Value* rowLen = groupSize_[c - 1];
     // Sizes and indices are non-negative: unsigned division is exact and cheaper.
-    llvm::Value* i0 = c == 1 ? static_cast<llvm::Value*>(flat) : b_.CreateURem(flat, rowLen, "i0");
+    llvm::Value* i0 = c == 1 ? static_cast<llvm::Value*>(flat)
+                             : widen(b_.CreateURem(narrow(flat), narrow(rowLen), "i0"));
     std::vector<llvm::Value*> idx(c - 1);
     if (c > 1) {
-      llvm::Value* rest = b_.CreateUDiv(flat, rowLen, "rowidx");
+      llvm::Value* rest = b_.CreateUDiv(narrow(flat), narrow(rowLen), "rowidx");
       for (size_t q = c - 1; q-- > 0;) {
-        idx[q] = q == 0 ? rest : b_.CreateURem(rest, groupSize_[q]);
-        if (q > 0) rest = b_.CreateUDiv(rest, groupSize_[q]);
+        idx[q] = q == 0 ? rest : b_.CreateURem(rest, narrow(groupSize_[q]));
+        if (q > 0) rest = b_.CreateUDiv(rest, narrow(groupSize_[q]));
       }
     }
     llvm::Value* n = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateSub(rowLen, i0),
@@ -255,7 +285,7 @@ class LoopEmitter {
       auto plus = [&](llvm::Value* term) { off = off ? b_.CreateAdd(off, term) : term; };
       for (size_t q = 0; q + 1 < c; ++q) {
         auto* constant = llvm::dyn_cast<llvm::ConstantInt>(stride_[k][q]);
-        if (!constant || !constant->isZero()) plus(b_.CreateMul(idx[q], stride_[k][q]));
+        if (!constant || !constant->isZero()) plus(widen(b_.CreateMul(idx[q], narrow(stride_[k][q]))));
       }
       llvm::Type* et = storageType(ctx_, op.value->type.dtype);
       Access inner = op.access[p_.groups.back().last];
@@ -311,6 +341,33 @@ class LoopEmitter {
                      const std::string& name, llvm::BasicBlock* exit) {
     llvm::Function* fn = b_.GetInsertBlock()->getParent();
     llvm::BasicBlock* pre = b_.GetInsertBlock();
+    if (vw() > 1) {
+      // The vector version: n is a multiple of the width, so blocks of
+      // exactly vw() elements, whose constant trip count LLVM unrolls and
+      // widens into straight vector code with no remainder loop.
+      auto* outer = llvm::BasicBlock::Create(ctx_, name + ".block", fn);
+      b_.CreateBr(outer);
+      b_.SetInsertPoint(outer);
+      llvm::PHINode* c = b_.CreatePHI(i64(), 2, "blk");
+      c->addIncoming(b_.getInt64(0), pre);
+      llvm::BasicBlock* outerPre = b_.GetInsertBlock();
+      auto* inner = llvm::BasicBlock::Create(ctx_, name, fn);
+      b_.CreateBr(inner);
+      b_.SetInsertPoint(inner);
+      llvm::PHINode* l = b_.CreatePHI(i64(), 2, "lane");
+      l->addIncoming(b_.getInt64(0), outerPre);
+      llvm::Value* j = b_.CreateAdd(c, l, "j", true, true);
+      computeAndStore(readers, j, outRow);
+      llvm::Value* l1 = b_.CreateAdd(l, b_.getInt64(1), "lane.next", true, true);
+      l->addIncoming(l1, b_.GetInsertBlock());
+      auto* latch = llvm::BasicBlock::Create(ctx_, name + ".block.next", fn);
+      b_.CreateCondBr(b_.CreateICmpULT(l1, b_.getInt64(vw())), inner, latch);
+      b_.SetInsertPoint(latch);
+      llvm::Value* c1 = b_.CreateAdd(c, b_.getInt64(vw()), "blk.next", true, true);
+      c->addIncoming(c1, latch);
+      b_.CreateCondBr(b_.CreateICmpSLT(c1, n), outer, exit);
+      return;
+    }
     auto* loop = llvm::BasicBlock::Create(ctx_, name, fn);
     b_.CreateBr(loop);
     b_.SetInsertPoint(loop);
@@ -380,7 +437,7 @@ std::string emitLoopKernelRange(const Operation& fusion, llvm::IRBuilderBase& b,
                                 llvm::Value* outputs, llvm::Value* sizes, llvm::Value* begin, llvm::Value* end,
                                 const KernelVariant& variant) {
   KernelPlan p;
-  if (std::string e = plan(fusion, p); !e.empty()) return e;
+  if (std::string e = plan(fusion, p, variant); !e.empty()) return e;
   LoopEmitter(p, b).emit(inputs, outputs, sizes, begin, end);
   return "";
 }
@@ -389,7 +446,7 @@ LoweredKernel lowerLoopKernel(const Operation& fusion, CodeModule& m, const std:
                               const KernelVariant& variant) {
   LoweredKernel res;
   KernelPlan p;
-  res.error = plan(fusion, p);
+  res.error = plan(fusion, p, variant);
   if (!res.error.empty()) return res;
   llvm::Module& mod = m.module();
   if (mod.getNamedValue(name)) {

@@ -1,4 +1,4 @@
-// dscc_sgemm_strided_batched and dscc_sgemm_batched: checked arguments, tiles of C over the pool, cblas_sgemm per tile.
+// dscc_sgemm_strided_batched, dscc_sgemm_batched and dscc_sgemm_nd: checked arguments, tiles of C over the pool, cblas_sgemm per tile.
 #include "runtime/Blas.h"
 
 #include <cblas.h>
@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "runtime/Context.h"
 #include "runtime/dscc_runtime.h"
@@ -201,6 +202,91 @@ dscc_status dscc_sgemm_batched(dscc_context* ctx, int transA, int transB, int64_
       return std::tuple<const float*, const float*, float*>(K > 0 ? A[b] : nullptr, K > 0 ? B[b] : nullptr, C[b]);
     });
     return DSCC_OK;
+  });
+}
+
+dscc_status dscc_sgemm_nd(dscc_context* ctx, int transA, int transB, int64_t M, int64_t N, int64_t K,
+                          const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
+                          int32_t n_batch, const int64_t* batch_dims, const int64_t* stride_a,
+                          const int64_t* stride_b, const int64_t* stride_c) {
+  static constexpr const char* kName = "dscc_sgemm_nd";
+  return guarded(ctx, kName, [&] {
+    const std::string name(kName);
+    // A pitch addresses nothing when its matrix has at most one stored row
+    // or is not read (K == 0): raise it to the BLAS's minimum there, so
+    // planners may pass any pitch for a rank-1 operand or an empty dim.
+    const auto pitch = [](int64_t ld, int64_t rows, int64_t cols, bool unused) {
+      return rows <= 1 || unused ? std::max({ld, cols, int64_t{1}}) : ld;
+    };
+    lda = pitch(lda, transA ? K : M, transA ? M : K, K == 0);
+    ldb = pitch(ldb, transB ? N : K, transB ? K : N, K == 0);
+    ldc = pitch(ldc, M, N, M == 0 || N == 0);
+    const Gemm g{transA != 0, transB != 0, M, N, K, 1.0f, 0.0f, lda, ldb, ldc};
+    if (dscc_status st = dscc::runtime::validate(ctx, kName, g, 0); st != DSCC_OK) return st;
+    if (n_batch < 0)
+      return fail(ctx, DSCC_INVALID_ARGUMENT, name + ": n_batch is " + std::to_string(n_batch) + "; must be >= 0");
+    if (n_batch > 0 && (!batch_dims || !stride_a || !stride_b || !stride_c))
+      return fail(ctx, DSCC_INVALID_ARGUMENT, name + ": batch_dims or a stride array is NULL with n_batch > 0");
+    // One batch dim with its three strides; dims of 1 are dropped (their
+    // strides never apply) and neighbours that one stride covers are merged,
+    // so the common layouts become a single strided call.
+    struct BatchDim {
+      int64_t n, a, b, c;
+    };
+    int64_t total = 1;
+    for (int32_t k = 0; k < n_batch; ++k) {
+      if (batch_dims[k] < 0)
+        return fail(ctx, DSCC_INVALID_ARGUMENT,
+                    name + ": batch_dims[" + std::to_string(k) + "] is " + std::to_string(batch_dims[k]) +
+                        "; must be >= 0");
+      if (__builtin_mul_overflow(total, batch_dims[k], &total))
+        return fail(ctx, DSCC_INVALID_ARGUMENT, name + ": the batch size overflows 64 bits");
+    }
+    // An empty batch has no matrices to overlap (dense strides of [3, 0] are [0, ...]).
+    std::vector<BatchDim> dims;
+    for (int32_t k = 0; k < n_batch && total > 0; ++k) {
+      const BatchDim d{batch_dims[k], stride_a[k], stride_b[k], stride_c[k]};
+      if (d.n > 1 && d.c == 0)
+        return fail(ctx, DSCC_INVALID_ARGUMENT,
+                    name + ": stride_c[" + std::to_string(k) + "] is 0 with a dim of " + std::to_string(d.n) +
+                        "; the C matrices must not overlap");
+      if (d.n == 1) continue;
+      if (!dims.empty()) {
+        BatchDim& outer = dims.back();
+        const auto covers = [&](int64_t so, int64_t si) { return so == si * d.n; };
+        if (covers(outer.a, d.a) && covers(outer.b, d.b) && covers(outer.c, d.c)) {
+          outer = BatchDim{outer.n * d.n, d.a, d.b, d.c};
+          continue;
+        }
+      }
+      dims.push_back(d);
+    }
+    if (M == 0 || N == 0 || total == 0) return DSCC_OK;
+    if (!C || (K > 0 && (!A || !B)))
+      return fail(ctx, DSCC_INVALID_ARGUMENT, name + ": A, B or C is NULL");
+    if (dims.size() <= 1) {
+      const BatchDim d = dims.empty() ? BatchDim{1, 0, 0, 0} : dims[0];
+      return dscc_sgemm_strided_batched(ctx, transA, transB, M, N, K, 1.0f, A, lda, d.a, B, ldb, d.b, 0.0f, C,
+                                        ldc, d.c, d.n);
+    }
+    std::vector<const float*> pa(static_cast<size_t>(total)), pb(static_cast<size_t>(total));
+    std::vector<float*> pc(static_cast<size_t>(total));
+    // Row-major walk of the merged batch index: the last dim varies fastest.
+    std::vector<int64_t> idx(dims.size(), 0);
+    int64_t offA = 0, offB = 0, offC = 0;
+    for (int64_t b = 0; b < total; ++b) {
+      pa[b] = K > 0 ? A + offA : A;
+      pb[b] = K > 0 ? B + offB : B;
+      pc[b] = C + offC;
+      for (size_t k = dims.size(); k-- > 0;) {
+        offA += dims[k].a, offB += dims[k].b, offC += dims[k].c;
+        if (++idx[k] < dims[k].n) break;
+        offA -= dims[k].a * dims[k].n, offB -= dims[k].b * dims[k].n, offC -= dims[k].c * dims[k].n;
+        idx[k] = 0;
+      }
+    }
+    return dscc_sgemm_batched(ctx, transA, transB, M, N, K, 1.0f, pa.data(), lda, pb.data(), ldb, 0.0f, pc.data(),
+                              ldc, total);
   });
 }
 

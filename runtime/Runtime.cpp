@@ -1,12 +1,14 @@
-// The C ABI's contexts, status messages, dtypes, aligned buffers, tensor checks and parallel_for.
+// The C ABI's contexts, status messages, dtypes, aligned buffers, tensor checks, parallel_for and strided copies.
 #include <algorithm>
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "runtime/Blas.h"
 #include "runtime/Context.h"
@@ -46,6 +48,33 @@ std::string describe(dscc_dtype dtype, int32_t rank, const int64_t* dims) {
     s += dims ? std::to_string(dims[i]) : "?";
   }
   return s + ']';
+}
+
+// A strided copy's chunk of rows should move at least this many bytes, so
+// that handing it to a worker costs less than the copy itself.
+constexpr int64_t kMinCopyChunkBytes = 64 * 1024;
+
+/// Copies `n` elements of `size` bytes from `src` (every `stride` elements) to dense `dst`.
+void copyRow(char* dst, const char* src, int64_t n, int64_t stride, size_t size) {
+  if (stride == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * size);
+    return;
+  }
+  // Fixed sizes let the compiler turn the memcpy into one load and store.
+  const auto loop = [&](auto tag) {
+    constexpr size_t kSize = sizeof(tag);
+    const int64_t step = stride * static_cast<int64_t>(kSize);
+    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * static_cast<int64_t>(kSize), src + i * step, kSize);
+  };
+  switch (size) {
+    case 1: loop(uint8_t{}); return;
+    case 2: loop(uint16_t{}); return;
+    case 4: loop(uint32_t{}); return;
+    case 8: loop(uint64_t{}); return;
+    default: break;
+  }
+  const int64_t step = stride * static_cast<int64_t>(size);
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * static_cast<int64_t>(size), src + i * step, size);
 }
 
 }  // namespace
@@ -283,6 +312,75 @@ dscc_status dscc_parallel_for(dscc_context* ctx, int64_t n, int64_t grain, dscc_
     if (!body) return fail(ctx, DSCC_INVALID_ARGUMENT, "dscc_parallel_for: body is NULL");
     if (n < 0) return fail(ctx, DSCC_INVALID_ARGUMENT, "dscc_parallel_for: n is " + std::to_string(n) + "; must be >= 0");
     ctx->pool.parallelFor(0, n, grain, body, closure);
+    return DSCC_OK;
+  });
+}
+
+dscc_status dscc_copy_strided(dscc_context* ctx, void* dst, const void* src, size_t elem_size, int32_t rank,
+                              const int64_t* dims, const int64_t* strides) {
+  return guarded(ctx, "dscc_copy_strided", [&] {
+    const std::string name = "dscc_copy_strided";
+    if (!ctx) return fail(nullptr, DSCC_INVALID_ARGUMENT, name + ": ctx is NULL");
+    if (elem_size == 0) return fail(ctx, DSCC_INVALID_ARGUMENT, name + ": elem_size is 0");
+    if (rank < 0) return fail(ctx, DSCC_INVALID_ARGUMENT, name + ": rank is " + std::to_string(rank) + "; must be >= 0");
+    if (rank > 0 && (!dims || !strides))
+      return fail(ctx, DSCC_INVALID_ARGUMENT, name + ": dims or strides is NULL with rank > 0");
+    // Dims of 1 are dropped and neighbours one stride covers are merged, so
+    // a view that is dense in its inner dims copies whole runs with memcpy.
+    std::vector<int64_t> n, st;
+    int64_t total = 1;
+    for (int32_t k = 0; k < rank; ++k) {
+      if (dims[k] < 0)
+        return fail(ctx, DSCC_INVALID_ARGUMENT,
+                    name + ": dims[" + std::to_string(k) + "] is " + std::to_string(dims[k]) + "; must be >= 0");
+      if (__builtin_mul_overflow(total, dims[k], &total))
+        return fail(ctx, DSCC_INVALID_ARGUMENT, name + ": the element count overflows 64 bits");
+      if (dims[k] == 1) continue;
+      if (!n.empty() && st.back() == strides[k] * dims[k]) {
+        n.back() *= dims[k];
+        st.back() = strides[k];
+        continue;
+      }
+      n.push_back(dims[k]);
+      st.push_back(strides[k]);
+    }
+    if (total == 0) return DSCC_OK;
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(total, static_cast<int64_t>(elem_size), &bytes))
+      return fail(ctx, DSCC_INVALID_ARGUMENT, name + ": the byte count overflows 64 bits");
+    if (!dst || !src) return fail(ctx, DSCC_INVALID_ARGUMENT, name + ": dst or src is NULL");
+    if (n.empty()) {
+      std::memcpy(dst, src, elem_size);
+      return DSCC_OK;
+    }
+    const int64_t inner = n.back(), innerStride = st.back();
+    const int64_t rows = total / inner;
+    const size_t outer = n.size() - 1;
+    const int64_t esz = static_cast<int64_t>(elem_size);
+    const auto copyRows = [&](int64_t begin, int64_t end) {
+      // The source offset of row `begin`, then an odometer over the outer dims.
+      std::vector<int64_t> idx(outer);
+      int64_t off = 0;
+      for (size_t k = outer, r = static_cast<size_t>(begin); k-- > 0;) {
+        idx[k] = static_cast<int64_t>(r % static_cast<size_t>(n[k]));
+        r /= static_cast<size_t>(n[k]);
+        off += idx[k] * st[k];
+      }
+      char* out = static_cast<char*>(dst) + begin * inner * esz;
+      const char* in = static_cast<const char*>(src);
+      for (int64_t row = begin; row < end; ++row, out += inner * esz) {
+        copyRow(out, in + off * esz, inner, innerStride, elem_size);
+        for (size_t k = outer; k-- > 0;) {
+          off += st[k];
+          if (++idx[k] < n[k]) break;
+          off -= st[k] * n[k];
+          idx[k] = 0;
+        }
+      }
+    };
+    const int64_t grain = std::max<int64_t>(1, kMinCopyChunkBytes / std::max<int64_t>(1, inner * esz));
+    if (rows <= grain) copyRows(0, rows);
+    else ctx->pool.parallelFor(0, rows, grain, copyRows);
     return DSCC_OK;
   });
 }

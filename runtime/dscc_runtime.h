@@ -178,6 +178,26 @@ dscc_status dscc_sgemm_batched(dscc_context* ctx, int transA, int transB, int64_
                                float alpha, const float* const* A, int64_t lda, const float* const* B, int64_t ldb,
                                float beta, float* const* C, int64_t ldc, int64_t batch);
 
+/// C[b] = op(A[b]) * op(B[b]) (alpha 1, beta 0), row-major, over an n-dimensional batch: the batch index
+/// (i_0, ..., i_{n_batch-1}) runs over batch_dims, and matrix b of A starts at A + sum_k i_k * stride_a[k]
+/// (elements), likewise B and C. A stride of 0 broadcasts A or B along that dim (C's must not be 0 where the
+/// dim exceeds 1: the C matrices must not overlap). Batch dims that one stride describes are merged into a
+/// dscc_sgemm_strided_batched call; others get pointer arrays for dscc_sgemm_batched. n_batch may be 0 (one
+/// matrix; the batch arrays may then be NULL); M, N or K may be 0 (K == 0 writes zeros). Same transpose,
+/// leading-dimension and 32-bit rules as dscc_sgemm_strided_batched, except that a pitch is ignored where it
+/// addresses nothing (its matrix has at most one stored row, or no elements, or K == 0 for A and B).
+dscc_status dscc_sgemm_nd(dscc_context* ctx, int transA, int transB, int64_t M, int64_t N, int64_t K,
+                          const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
+                          int32_t n_batch, const int64_t* batch_dims, const int64_t* stride_a,
+                          const int64_t* stride_b, const int64_t* stride_c);
+
+/// Copies a strided view into a dense row-major buffer: dst[i_0, ..., i_{rank-1}] =
+/// src[sum_k i_k * strides[k]], in elements of `elem_size` bytes, split over the context's threads. Rank 0
+/// copies one element (dims and strides may then be NULL); a dim of 0 copies nothing. Strides may be 0
+/// (broadcast) or negative; dst must not overlap the elements read.
+dscc_status dscc_copy_strided(dscc_context* ctx, void* dst, const void* src, size_t elem_size, int32_t rank,
+                              const int64_t* dims, const int64_t* strides);
+
 #ifdef __cplusplus
 } // extern "C"
 #endif

@@ -1,11 +1,123 @@
-// `dscc explain`: the kernels of a program and which version of each runs at given sizes.
+// `dscc explain`: the kernels of a program and which version of each runs at given sizes, with the guard values that decided it.
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "codegen/LibraryPlan.h"
 #include "tools/Commands.h"
+#include "tools/Frontend.h"
 
 namespace dscc::tools {
+namespace {
+
+struct ExplainOpts {
+  std::string file, func;
+  std::vector<std::string> dims;
+  int vectorWidth = 8;
+};
+
+std::string opsSummary(const Operation& fusion) {
+  std::string s;
+  for (const auto& op : fusion.body) s += (s.empty() ? "" : " ") + std::string(op->name());
+  return s;
+}
+
+std::string value(const DimExpr& e, const DimBindings& env) {
+  std::string why;
+  auto v = e.evaluate(env, &why);
+  return v ? std::to_string(*v) : "?";
+}
+
+int cmdExplain(const ExplainOpts& o) {
+  codegen::PlanOptions popts;
+  popts.vectorWidth = o.vectorWidth;
+  auto fe = loadAndPlan(o.file, o.func, popts, std::cerr);
+  if (!fe) return 1;
+  const Function& f = *fe->func;
+  DimBindings env;
+  for (const std::string& d : o.dims) {
+    size_t eq = d.find('=');
+    int64_t v = -1;
+    try {
+      if (eq != std::string::npos && eq > 0) v = std::stoll(d.substr(eq + 1));
+    } catch (...) {
+    }
+    if (v < 0) {
+      std::cerr << "dscc: error: bad --dim '" << d << "' (expected NAME=N with N >= 0)\n";
+      return 1;
+    }
+    env[d.substr(0, eq)] = v;
+  }
+  std::set<std::string> needed;
+  for (const auto& a : f.args)
+    for (const DimExpr& d : a->type.dims) d.collectSymbols(needed);
+  for (const std::string& s : needed)
+    if (!env.count(s)) {
+      std::cerr << "dscc: error: give a size for every symbol: --dim " << s << "=N is missing\n";
+      return 1;
+    }
+  for (const Fact& fact : f.facts) {
+    std::string why;
+    if (!fact.holds(env, &why)) {
+      std::cerr << o.file << ": error: these sizes break the fact '" << fact.str() << "'" << (why.empty() ? "" : ": " + why)
+                << "; the compiled model rejects them (DSCC_FACT_VIOLATED)\n";
+      return 1;
+    }
+  }
+  std::cout << "@" << f.name << " at";
+  for (const auto& [k, v] : env) std::cout << " " << k << "=" << v;
+  std::cout << ": " << fe->plan.kernels.size() << " kernels\n";
+  size_t i = 0;
+  for (const codegen::KernelPlan& k : fe->plan.kernels) {
+    const Operation& op = *k.fusion;
+    std::cout << "\n[" << i++ << "] %" << op.result()->name << "  " << k.kind << "  " << op.result()->type.str()
+              << "  (" << opsSummary(op) << ")\n";
+    if (k.gemm) {
+      const codegen::GemmPlan& g = *k.gemm;
+      std::string batch;
+      for (const DimExpr& d : g.batchDims) batch += (batch.empty() ? "" : "x") + value(d, env);
+      std::cout << "    BLAS sgemm: M=" << value(g.M, env) << " N=" << value(g.N, env) << " K=" << value(g.K, env)
+                << (batch.empty() ? "" : " batch=" + batch) << (g.a.trans ? " A^T" : "") << (g.b.trans ? " B^T" : "")
+                << (g.a.copyDims.empty() && g.b.copyDims.empty() ? "" : " (an operand is copied to a dense layout)")
+                << "\n";
+      if (!k.hasKernel) {
+        std::cout << "    no epilogue\n";
+        continue;
+      }
+      std::cout << "    epilogue:\n";
+    }
+    std::cout << "    units " << k.iface.units.str() << " = " << value(k.iface.units, env) << ", elements per unit "
+              << value(k.iface.workPerUnit, env) << "\n";
+    for (const codegen::GuardPlan& g : k.guards) {
+      const char* name = g.kind == codegen::GuardKind::Vector    ? "vector"
+                         : g.kind == codegen::GuardKind::Index32 ? "index32"
+                                                                 : "broadcast-free";
+      std::cout << "    guard " << name << ": " << g.text;
+      if (g.proved) {
+        std::cout << "  -- proved from the facts, no run-time test\n";
+        continue;
+      }
+      auto h = g.holdsAt(env);
+      std::cout << "  -- run time: " << (h ? (*h ? "true" : "false") : "unknown") << "\n";
+    }
+    size_t v = k.chooseVersion(env);
+    std::cout << "    versions:";
+    for (size_t q = 0; q < k.versions.size(); ++q) std::cout << " " << k.versions[q].name();
+    std::cout << "\n    runs: " << k.functionName(v) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
 
 Command addExplainCommand(CLI::App& app) {
-  auto* c = app.add_subcommand("explain", "show kernels and the versions chosen at given sizes (not yet implemented)");
-  return {c, [] { return 1; }};
+  auto o = std::make_shared<ExplainOpts>();
+  auto* c = app.add_subcommand("explain", "show each kernel and which version runs at given sizes, and why");
+  c->add_option("file", o->file, "the .dsc program")->required();
+  c->add_option("--dim", o->dims, "SYMBOL=N: a size (repeatable; every symbol of the inputs)")->allow_extra_args(false);
+  c->add_option("--func", o->func, "the function (default: @main or the only one)");
+  c->add_option("--vector-width", o->vectorWidth, "as for dscc compile (default 8)");
+  return {c, [o] { return cmdExplain(*o); }};
 }
 
 }  // namespace dscc::tools

@@ -33,7 +33,17 @@ int main(int argc, char** argv) {
   commands.push_back(tools::addRunCommand(app));
   commands.push_back(tools::addCompileCommand(app));
   commands.push_back(tools::addExplainCommand(app));
-  CLI11_PARSE(app, argc, argv);
+  // Make's spellings -MD and -MF are long options to CLI11.
+  std::vector<std::string> args;
+  for (int i = argc - 1; i > 0; --i) {
+    std::string a = argv[i];
+    args.push_back(a == "-MD" ? "--MD" : a == "-MF" ? "--MF" : a);
+  }
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
 
   if (version) {
     std::cout << "dscc " << kVersion << "\n";

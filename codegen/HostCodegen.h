@@ -1,0 +1,35 @@
+// Generation of a whole model: every kernel version, and the host function that checks, binds, allocates and launches.
+//
+// The host function is `dscc_status FUNC_run(dscc_context*, const dscc_tensor*
+// inputs, int n_in, dscc_tensor* outputs, int n_out)` (dscc_run_fn in
+// runtime/dscc_runtime.h), exported also as `dscc_model_run`. In order it:
+// checks the argument counts and each input's dtype and rank; binds symbols
+// from input dims and checks every dim; checks the `where` facts and the
+// run-time `check` ops (DSCC_SHAPE_MISMATCH / DSCC_FACT_VIOLATED with the
+// sizes in the message, before anything is written); prepares the outputs;
+// allocates one arena for the intermediate buffers, which share space by
+// liveness; then runs the kernels in program order, each through the version
+// its guards select, split over the context's thread pool, and matmuls through
+// the BLAS. On failure, outputs it allocated are freed again.
+//
+// The module also exports `dscc_model_source` (the program text),
+// `dscc_model_entry` (the function name) and `dscc_model_target` ("cpu").
+#pragma once
+
+#include <string>
+
+#include "codegen/ModelPlan.h"
+
+namespace dscc::codegen {
+
+class CodeModule;
+
+/// Emits the model planned in `plan` into `m`: kernels (internal linkage) and
+/// the exported host function and data. `source` is the program text stored
+/// in the artifact. Returns "" or an error (an op the host code cannot run).
+std::string emitModel(const ModelPlan& plan, const std::string& source, CodeModule& m);
+
+/// The exported name of the host function of `f`: `FUNC_run`.
+std::string runSymbol(const Function& f);
+
+}  // namespace dscc::codegen

@@ -1,0 +1,193 @@
+// Planning a model's kernels: describe each fusion, decide its guards with the solver, list its versions.
+#include "codegen/ModelPlan.h"
+
+#include <algorithm>
+#include <climits>
+#include <sstream>
+
+#include "codegen/KernelLowering.h"
+#include "codegen/LibraryPlan.h"
+#include "codegen/ReductionLowering.h"
+#include "passes/ShapeSolver.h"
+
+namespace dscc::codegen {
+
+std::string cIdentifier(const std::string& name) {
+  std::string s = name;
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "_" + s;
+  return s;
+}
+
+std::unique_ptr<ShapeSolver> makeModelSolver(const Function& f) {
+  auto solver = std::make_unique<ShapeSolver>();
+  for (const Fact& fact : f.facts) solver->addFact(fact);
+  walkOps(f.ops, [&](Operation& op) {
+    if (op.kind != OpKind::Check) return;
+    if (auto r = checkRelation(op)) solver->assume(*r);
+  });
+  return solver;
+}
+
+std::optional<bool> GuardPlan::holdsAt(const DimBindings& env, std::string* err) const {
+  auto eval = [&](const DimExpr& e) { return e.evaluate(env, err); };
+  switch (kind) {
+    case GuardKind::Vector: {
+      auto v = eval(extent);
+      if (!v) return std::nullopt;
+      return *v % width == 0;
+    }
+    case GuardKind::Index32:
+      for (const DimExpr& c : counts) {
+        auto v = eval(c);
+        if (!v) return std::nullopt;
+        if (*v > INT32_MAX) return false;
+      }
+      return true;
+    case GuardKind::BroadcastFree:
+      for (const auto& [a, b] : pairs) {
+        auto x = eval(a), y = eval(b);
+        if (!x || !y) return std::nullopt;
+        if (*x != *y) return false;
+      }
+      return true;
+  }
+  return std::nullopt;
+}
+
+size_t KernelPlan::chooseVersion(const DimBindings& env) const {
+  for (size_t v = 0; v + 1 < versions.size(); ++v) {
+    const KernelVariant& k = versions[v];
+    bool ok = true;
+    for (const GuardPlan& g : guards) {
+      if (g.proved) continue;
+      bool assumed = (g.kind == GuardKind::Vector && k.vectorWidth > 1) || (g.kind == GuardKind::Index32 && k.index32) ||
+                     (g.kind == GuardKind::BroadcastFree && k.broadcastFree);
+      if (assumed && g.holdsAt(env) != std::optional<bool>(true)) ok = false;
+    }
+    if (ok) return v;
+  }
+  return versions.size() - 1;
+}
+
+namespace {
+
+// Combines the answers for several conditions that must all hold.
+Tri allOf(const std::vector<Tri>& ts) {
+  if (std::count(ts.begin(), ts.end(), Tri::Disproved)) return Tri::Disproved;
+  if (std::all_of(ts.begin(), ts.end(), [](Tri t) { return t == Tri::Proved; })) return Tri::Proved;
+  return Tri::Unknown;
+}
+
+// The guards of `iface` that can ever hold, each proved or left to run time.
+std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& solver, const PlanOptions& opts) {
+  std::vector<GuardPlan> out;
+  const KernelGuardInputs& in = iface.guards;
+  auto add = [&](GuardPlan g, Tri t) {
+    if (t == Tri::Disproved) return;  // never holds: no version for it
+    g.proved = t == Tri::Proved;
+    out.push_back(std::move(g));
+  };
+  if (opts.vectorWidth > 1 && !(in.vectorExtent.isConst() && in.vectorExtent.constValue() == 0)) {
+    GuardPlan g;
+    g.kind = GuardKind::Vector;
+    g.extent = in.vectorExtent;
+    g.width = opts.vectorWidth;
+    g.text = in.vectorExtent.str() + " % " + std::to_string(opts.vectorWidth) + " == 0";
+    add(g, solver.divisible(in.vectorExtent, DimExpr(opts.vectorWidth)).tri);
+  }
+  if (opts.index32 && !in.indexCounts.empty()) {
+    GuardPlan g;
+    g.kind = GuardKind::Index32;
+    g.counts = in.indexCounts;
+    std::vector<Tri> ts;
+    for (const DimExpr& c : in.indexCounts) {
+      g.text += (g.text.empty() ? "" : " && ") + c.str() + " <= " + std::to_string(INT32_MAX);
+      Interval iv = solver.bounds(c);
+      ts.push_back(iv.hi <= INT32_MAX ? Tri::Proved : solver.lessEqual(c, DimExpr(INT32_MAX)).tri);
+    }
+    add(g, allOf(ts));
+  }
+  if (opts.broadcastFree && !in.broadcastPairs.empty()) {
+    GuardPlan g;
+    g.kind = GuardKind::BroadcastFree;
+    g.pairs = in.broadcastPairs;
+    std::vector<Tri> ts;
+    for (const auto& [a, b] : in.broadcastPairs) {
+      g.text += (g.text.empty() ? "" : " && ") + a.str() + " == " + b.str();
+      ts.push_back(solver.equal(a, b).tri);
+    }
+    add(g, allOf(ts));
+  }
+  return out;
+}
+
+// Every combination of the run-time guards, most assumptions first; proved
+// guards are in every version.
+std::vector<KernelVariant> versionsOf(const std::vector<GuardPlan>& guards) {
+  KernelVariant base;
+  std::vector<const GuardPlan*> runtime;
+  auto set = [](KernelVariant& v, const GuardPlan& g) {
+    if (g.kind == GuardKind::Vector) v.vectorWidth = g.width;
+    if (g.kind == GuardKind::Index32) v.index32 = true;
+    if (g.kind == GuardKind::BroadcastFree) v.broadcastFree = true;
+  };
+  for (const GuardPlan& g : guards) {
+    if (g.proved) set(base, g);
+    else runtime.push_back(&g);
+  }
+  std::vector<unsigned> masks;
+  for (unsigned m = 0; m < (1u << runtime.size()); ++m) masks.push_back(m);
+  std::stable_sort(masks.begin(), masks.end(), [](unsigned a, unsigned b) {
+    int pa = __builtin_popcount(a), pb = __builtin_popcount(b);
+    return pa != pb ? pa > pb : a > b;
+  });
+  std::vector<KernelVariant> out;
+  for (unsigned m : masks) {
+    KernelVariant v = base;
+    for (size_t i = 0; i < runtime.size(); ++i)
+      if (m & (1u << i)) set(v, *runtime[i]);
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions& opts, ModelPlan& out) {
+  out.func = &f;
+  out.kernels.clear();
+  size_t index = 0;
+  for (const auto& op : f.ops) {
+    if (op->kind != OpKind::Fusion) continue;
+    KernelPlan k;
+    k.fusion = op.get();
+    const Attribute* kind = op->attr("kind");
+    k.kind = kind && kind->kind == Attribute::Kind::String ? kind->s : "";
+    std::string resName = op->results.empty() ? "none" : op->result()->name;
+    k.symbol = cIdentifier(f.name) + ".k" + std::to_string(index++) + "." + cIdentifier(resName);
+    std::string why;
+    if (k.kind == "loop") {
+      why = describeLoopKernel(*op, k.iface);
+    } else if (k.kind == "stitch") {
+      why = describeStitchKernel(*op, k.iface);
+    } else if (k.kind == "input") {
+      why = describeInputKernel(*op, k.iface);
+    } else if (k.kind == "library") {
+      k.gemm = std::make_shared<GemmPlan>();
+      why = planLibraryKernel(*op, &solver, *k.gemm);
+      if (why.empty() && k.gemm->epilogue) why = describeLoopKernel(*k.gemm->epilogue, k.iface);
+      k.hasKernel = why.empty() && k.gemm->epilogue != nullptr;
+    } else {
+      why = "codegen: unknown kernel kind '" + k.kind + "'";
+    }
+    if (!why.empty()) return "kernel %" + resName + " (" + k.kind + "): " + why;
+    if (k.hasKernel) k.guards = decideGuards(k.iface, solver, opts);
+    k.versions = k.hasKernel ? versionsOf(k.guards) : std::vector<KernelVariant>{};
+    out.kernels.push_back(std::move(k));
+  }
+  return "";
+}
+
+}  // namespace dscc::codegen

@@ -1,0 +1,31 @@
+// Ahead-of-time compilation of a CodeModule for the host's architecture: optimised IR, assembly, object files.
+#pragma once
+
+#include <string>
+
+namespace dscc::codegen {
+
+class CodeModule;
+
+/// How to compile ahead of time.
+struct ObjectOptions {
+  /// 0-3, like -O.
+  int optLevel = 2;
+  /// The CPU to tune and select instructions for: "native" (this machine's,
+  /// with its features), or an LLVM CPU name such as "x86-64-v3".
+  std::string cpu = "native";
+};
+
+/// Verifies `m` and runs the -O pipeline for the target on it, in place.
+/// Returns "" or the verifier's / target lookup's error.
+std::string optimizeModule(CodeModule& m, const ObjectOptions& opts);
+
+/// Generates machine code for `m` (already optimised): an ELF relocatable
+/// object (position independent, for shared libraries) or, with `assembly`,
+/// its assembly text. Returns "" or an error; the bytes go to `out`.
+std::string emitMachineCode(CodeModule& m, const ObjectOptions& opts, bool assembly, std::string& out);
+
+/// The target triple and CPU that `opts` selects, e.g. "x86_64-pc-linux-gnu, znver3".
+std::string describeTarget(const ObjectOptions& opts);
+
+}  // namespace dscc::codegen

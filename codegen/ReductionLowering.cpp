@@ -1,0 +1,783 @@
+// Stitch and input kernels (reductions) to LLVM IR: planning of frames, levels and phases, then the row and column loop nests.
+#include "codegen/ReductionLowering.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+
+#include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include "codegen/ElementOps.h"
+#include "codegen/Jit.h"
+
+namespace dscc::codegen {
+namespace {
+
+// The index space a value's dims right-align to. Full: the reductions' input
+// shape; Rows: the kept dims (values derived from a keepdims=false
+// reduction); Any: either (fusion operands and values computed only from
+// them are read in whichever frame their user has).
+enum class Frame { Any, Full, Rows };
+
+// How an operand is read along one dim of its frame (as in KernelLowering).
+enum class Access { Contig, Bcast, Dynamic };
+
+// Columns per block of the column path: 256 accumulators of f64 (2 KiB each
+// reduction) stay in L1 while rows stream past.
+constexpr int64_t kColumnBlock = 256;
+
+std::string err(const std::string& m) { return "codegen: " + m; }
+std::string nameOf(const Operation& op) { return op.results.empty() ? "?" : op.result()->name; }
+bool isReduction(const Operation& op) { return op.info().category == OpCategory::Reduce; }
+
+Access accessOf(const Type& t, const std::vector<DimExpr>& frame, size_t j) {
+  size_t lead = frame.size() - t.rank();
+  if (j < lead) return Access::Bcast;
+  const DimExpr& d = t.dims[j - lead];
+  if (d.isConst() && d.constValue() == 1) return Access::Bcast;
+  if (d == frame[j] || d.isConst()) return Access::Contig;
+  return Access::Dynamic;
+}
+
+DimExpr product(const std::vector<DimExpr>& dims) {
+  DimExpr p(1);
+  for (const DimExpr& d : dims) p = p * d;
+  return p;
+}
+
+struct Plan {
+  const Operation* fusion = nullptr;
+  bool stitch = false;
+  const char* kindName = "";
+  KernelInterface iface;
+  std::vector<DimExpr> space, kept, keepShape;  // S, K, S with 1 at reduced dims
+  std::vector<bool> reduced;                    // per dim of S
+  std::map<const Value*, size_t> inputIndex;
+  std::map<const Value*, const Operation*> defOf;  // body values
+  std::map<const Value*, Frame> frame;             // body values
+  std::map<const Value*, std::set<const Operation*>> deps;  // reductions a body value depends on
+  std::vector<const Operation*> reductions;
+  std::map<const Operation*, int> phase;
+  int phases = 0;
+  bool column = false;  // input kernel whose last axis is kept
+  std::set<std::pair<size_t, Frame>> reads;  // (input, frame) pairs the kernel reads
+  std::vector<Frame> resultFrame;
+  std::vector<bool> resultElem;
+
+  const std::vector<DimExpr>& dims(Frame f) const { return f == Frame::Rows ? kept : space; }
+  Frame frameOf(const Value* v, Frame ctx) const {
+    auto it = frame.find(v);
+    Frame f = it == frame.end() ? Frame::Any : it->second;
+    return f == Frame::Any ? (ctx == Frame::Any ? Frame::Full : ctx) : f;
+  }
+  // True when `v`, read in frame `f`, varies along the reduced dims.
+  bool elem(const Value* v, Frame f) const {
+    f = frameOf(v, f);
+    if (inputIndex.count(v)) {
+      if (f == Frame::Rows) return false;
+      size_t lead = space.size() - v->type.rank();
+      for (size_t d = 0; d < v->type.rank(); ++d) {
+        const DimExpr& x = v->type.dims[d];
+        if (reduced[lead + d] && !(x.isConst() && x.constValue() == 1)) return true;
+      }
+      return false;
+    }
+    const Operation* op = defOf.at(v);
+    if (isReduction(*op)) return false;
+    for (const Value* o : op->operands)
+      if (elem(o, f)) return true;
+    return false;
+  }
+  // Checks ranks against the frames and records which inputs are read where.
+  std::string check(const Value* v, Frame f) {
+    f = frameOf(v, f);
+    if (v->type.rank() > dims(f).size())
+      return err("%" + v->name + " of type " + v->type.str() + " has a higher rank than the " + kindName +
+                 " kernel's space");
+    if (auto it = inputIndex.find(v); it != inputIndex.end()) {
+      reads.insert({it->second, f});
+      return "";
+    }
+    const Operation* op = defOf.at(v);
+    if (isReduction(*op)) return "";
+    for (const Value* o : op->operands)
+      if (std::string e = check(o, f); !e.empty()) return e;
+    return "";
+  }
+};
+
+std::string parseAxes(const Operation& op, std::vector<bool>& reduced, bool& keepdims) {
+  size_t rank = op.operands[0]->type.rank();
+  const Attribute* a = op.attr("axes");
+  reduced.assign(rank, a == nullptr);
+  if (a) {
+    for (const Attribute& x : a->list) {
+      int64_t n = x.i < 0 ? x.i + static_cast<int64_t>(rank) : x.i;
+      if (x.kind != Attribute::Kind::Int || n < 0 || n >= static_cast<int64_t>(rank) || reduced[size_t(n)])
+        return err("bad axes of " + std::string(op.name()) + " (%" + nameOf(op) + ")");
+      reduced[size_t(n)] = true;
+    }
+  }
+  const Attribute* k = op.attr("keepdims");
+  keepdims = k && k->b;
+  return "";
+}
+
+std::string plan(const Operation& f, bool stitch, Plan& p) {
+  p.fusion = &f;
+  p.stitch = stitch;
+  p.kindName = stitch ? "stitch" : "input";
+  if (f.kind != OpKind::Fusion) return err("op '" + std::string(f.name()) + "' is not a fusion");
+  const Attribute* kind = f.attr("kind");
+  std::string k = kind && kind->kind == Attribute::Kind::String ? kind->s : "";
+  if (k != p.kindName) return err("%" + nameOf(f) + " is a '" + k + "' kernel, not a '" + p.kindName + "' kernel");
+  if (f.results.empty() || f.yields.size() != f.results.size()) return err("a kernel must yield its results");
+  std::set<std::string> symbols;
+  for (const Value* v : f.operands) {
+    if (!dtypeSupported(v->type.dtype))
+      return err("dtype " + std::string(dtypeName(v->type.dtype)) + " of operand %" + v->name + " is not supported");
+    p.inputIndex.emplace(v, p.iface.inputs.size());
+    p.iface.inputs.push_back(v->type);
+    for (const DimExpr& d : v->type.dims) d.collectSymbols(symbols);
+  }
+  for (const auto& r : f.results) {
+    if (!dtypeSupported(r->type.dtype))
+      return err("dtype " + std::string(dtypeName(r->type.dtype)) + " of %" + r->name + " is not supported");
+    p.iface.outputs.push_back(r->type);
+    for (const DimExpr& d : r->type.dims) d.collectSymbols(symbols);
+  }
+  p.iface.symbols.assign(symbols.begin(), symbols.end());
+
+  for (const auto& opp : f.body) {
+    const Operation& op = *opp;
+    for (const Value* v : op.operands)
+      if (!p.inputIndex.count(v) && !p.defOf.count(v))
+        return err("%" + v->name + " is used in the kernel body but is not a fusion operand");
+    if (op.results.size() != 1) return err("op '" + std::string(op.name()) + "' must have one result");
+    const Value* res = op.result();
+    std::set<const Operation*> deps;
+    Frame fr = Frame::Any;
+    for (const Value* v : op.operands) {
+      if (auto it = p.deps.find(v); it != p.deps.end()) deps.insert(it->second.begin(), it->second.end());
+      Frame g = p.frame.count(v) ? p.frame[v] : Frame::Any;
+      if (g != Frame::Any && fr != Frame::Any && g != fr)
+        return err("op '" + std::string(op.name()) + "' (%" + res->name + ") mixes reduced and unreduced dims in a " +
+                   p.kindName + " kernel; not supported yet");
+      if (g != Frame::Any) fr = g;
+    }
+    if (isReduction(op)) {
+      const Value* in = op.operands[0];
+      if (in->type.dtype != res->type.dtype || !dtypeSupported(in->type.dtype))
+        return err(std::string(op.name()) + " (%" + res->name + ") from " + in->type.str() + " to " +
+                   res->type.str() + " is not supported");
+      if (fr == Frame::Rows)
+        return err("reduction %" + res->name + " of a reduced value in a " + p.kindName + " kernel is not supported yet");
+      std::vector<bool> red;
+      bool keep = false;
+      if (std::string e = parseAxes(op, red, keep); !e.empty()) return e;
+      if (p.reductions.empty()) {
+        p.space = in->type.dims;
+        p.reduced = red;
+      } else if (in->type.dims != p.space || red != p.reduced) {
+        return err("reductions of different shapes or axes in one " + std::string(p.kindName) + " kernel (%" +
+                   res->name + ") are not supported yet");
+      }
+      if (!stitch && !deps.empty())
+        return err("reduction %" + res->name + " of a reduced value in an input kernel is not supported yet");
+      int ph = 0;
+      for (const Operation* d : deps) ph = std::max(ph, p.phase[d] + 1);
+      p.phase[&op] = ph;
+      p.phases = std::max(p.phases, ph + 1);
+      p.reductions.push_back(&op);
+      deps = {&op};
+      fr = keep ? Frame::Full : Frame::Rows;
+    } else if (isElementwise(op)) {
+      if (std::string why = checkElementwiseOp(op); !why.empty()) return err(why);
+    } else {
+      return err("op '" + std::string(op.name()) + "' (%" + res->name + ") in a " + p.kindName +
+                 " kernel is not supported yet");
+    }
+    p.defOf[res] = &op;
+    p.frame[res] = fr;
+    p.deps[res] = deps;
+  }
+  if (p.reductions.empty()) return err("%" + nameOf(f) + " has no reduction");
+  size_t r = p.space.size();
+  if (stitch) {
+    for (size_t d = 0; d < r; ++d)
+      if (p.reduced[d] != (d + 1 == r))
+        return err("a stitch kernel that reduces other than the last axis (%" + nameOf(*p.reductions[0]) +
+                   ") is not supported yet");
+  }
+  for (size_t d = 0; d < r; ++d) {
+    p.keepShape.push_back(p.reduced[d] ? DimExpr(1) : p.space[d]);
+    if (!p.reduced[d]) p.kept.push_back(p.space[d]);
+  }
+  p.column = !stitch && r > 0 && !p.reduced.back();
+  for (const Operation* red : p.reductions)
+    if (std::string e = p.check(red->operands[0], Frame::Full); !e.empty()) return e;
+
+  std::vector<DimExpr> rowKeep = p.kept;
+  rowKeep.push_back(DimExpr(1));
+  for (size_t i = 0; i < f.yields.size(); ++i) {
+    const Value* y = f.yields[i];
+    Frame fr = p.frameOf(y, Frame::Full);
+    if (std::string e = p.check(y, fr); !e.empty()) return e;
+    bool el = p.elem(y, fr);
+    const std::vector<DimExpr>& d = f.result(i)->type.dims;
+    bool ok = fr == Frame::Rows ? d == p.kept
+              : el              ? stitch && d == p.space
+                                : d == (stitch ? rowKeep : p.keepShape);
+    if (!ok)
+      return err("result %" + f.result(i)->name + " of type " + f.result(i)->type.str() + " does not fit the " +
+                 p.kindName + " kernel's space " + Type{DType::F32, p.space}.str() + "; not supported yet");
+    p.resultFrame.push_back(fr);
+    p.resultElem.push_back(el);
+  }
+
+  p.iface.units = product(p.kept);
+  DimExpr work(1);
+  for (size_t d = 0; d < r; ++d)
+    if (p.reduced[d]) work = work * p.space[d];
+  p.iface.workPerUnit = work;
+  KernelGuardInputs& g = p.iface.guards;
+  g.vectorExtent = r > 0 ? p.space.back() : DimExpr(0);
+  g.indexCounts.push_back(product(p.space));
+  for (const Type& t : p.iface.inputs) g.indexCounts.push_back(product(t.dims));
+  for (const Type& t : p.iface.outputs) g.indexCounts.push_back(product(t.dims));
+  for (auto [k, fr] : p.reads) {
+    const Type& t = p.iface.inputs[k];
+    const std::vector<DimExpr>& fd = p.dims(fr);
+    for (size_t d = 0; d < t.rank(); ++d) {
+      size_t j = d + fd.size() - t.rank();
+      std::pair<DimExpr, DimExpr> pr{t.dims[d], fd[j]};
+      if (accessOf(t, fd, j) == Access::Dynamic &&
+          std::find(g.broadcastPairs.begin(), g.broadcastPairs.end(), pr) == g.broadcastPairs.end())
+        g.broadcastPairs.push_back(pr);
+    }
+  }
+  return "";
+}
+
+// Emits a planned kernel at the builder's insertion point.
+class Emitter {
+ public:
+  Emitter(const Plan& p, llvm::IRBuilderBase& b, const KernelVariant& v)
+      : p_(p), b_(b), ctx_(b.getContext()), v_(v), W_(std::max(1, v.vectorWidth)) {
+    it_ = v.index32 ? b.getInt32Ty() : b.getInt64Ty();
+  }
+
+  void emit(llvm::Value* inputs, llvm::Value* outputs, llvm::Value* sizes, llvm::Value* begin, llvm::Value* end) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    entry_ = &fn->getEntryBlock();
+    auto* setup = llvm::BasicBlock::Create(ctx_, "setup", fn);
+    done_ = llvm::BasicBlock::Create(ctx_, "done", fn);
+    // An empty range touches no pointer, so callers may pass null buffers.
+    b_.CreateCondBr(b_.CreateICmpSLT(begin, end), setup, done_);
+    b_.SetInsertPoint(setup);
+    emitSetup(inputs, outputs, sizes);
+    llvm::Value* lo = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, begin, b_.getInt64(0), nullptr, "lo");
+    llvm::Value* hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, units64_, nullptr, "hi");
+    lo = b_.CreateTrunc(lo, it_);
+    hi = b_.CreateTrunc(hi, it_);
+    if (p_.stitch) emitStitch(lo, hi);
+    else if (p_.column) emitColumns(lo, hi);
+    else emitRowReduce(lo, hi);
+    b_.CreateBr(done_);
+    b_.SetInsertPoint(done_);
+  }
+
+ private:
+  // Where values are evaluated: an index per dim of each frame (null: the
+  // value does not vary there, read index 0), the values already emitted,
+  // and the per-unit context that unit-level values are hoisted to.
+  struct Ctx {
+    std::vector<llvm::Value*> full, rows;
+    std::map<std::pair<const Value*, Frame>, llvm::Value*> memo;
+    Ctx* hoist = nullptr;
+    llvm::BasicBlock* hoistBlock = nullptr;  // its terminator is the hoist point
+  };
+
+  llvm::Value* idx(int64_t c) { return llvm::ConstantInt::get(it_, c); }
+  llvm::Value* toIdx(llvm::Value* v) { return b_.CreateZExtOrTrunc(v, it_); }
+
+  void emitSetup(llvm::Value* inputs, llvm::Value* outputs, llvm::Value* sizes) {
+    DimEmitter dims(b_, sizes, p_.iface.symbols);
+    for (const DimExpr& d : p_.space) spaceDim_.push_back(toIdx(dims.emit(d)));
+    for (const DimExpr& d : p_.kept) keptDim_.push_back(toIdx(dims.emit(d)));
+    units64_ = dims.emit(p_.iface.units);
+    count64_ = dims.emit(p_.iface.workPerUnit);
+    llvm::Type* ptrTy = b_.getPtrTy();
+    for (size_t k = 0; k < p_.iface.inputs.size(); ++k) {
+      llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, inputs, k);
+      base_.push_back(b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "in." + p_.fusion->operands[k]->name));
+    }
+    for (auto [k, fr] : p_.reads) {
+      const Type& t = p_.iface.inputs[k];
+      const std::vector<DimExpr>& fd = p_.dims(fr);
+      std::vector<llvm::Value*>& s = stride_[{k, fr}];
+      for (size_t d = 0; d < t.rank(); ++d) {
+        Access a = accessOf(t, fd, d + fd.size() - t.rank());
+        if (a == Access::Bcast) {
+          s.push_back(nullptr);
+          continue;
+        }
+        DimExpr natural(1);
+        for (size_t m = d + 1; m < t.rank(); ++m) natural = natural * t.dims[m];
+        llvm::Value* st = toIdx(dims.emit(natural));
+        // A symbolic dim that is 1 at run time broadcasts: stride 0.
+        if (a == Access::Dynamic && !v_.broadcastFree)
+          st = b_.CreateSelect(b_.CreateICmpEQ(dims.emit(t.dims[d]), b_.getInt64(1)), idx(0), st);
+        s.push_back(st);
+      }
+    }
+    for (size_t i = 0; i < p_.fusion->results.size(); ++i) {
+      llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, outputs, i);
+      out_.push_back(b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "out." + p_.fusion->result(i)->name));
+    }
+  }
+
+  // The value of `v` read in frame `f` at `c`.
+  llvm::Value* eval(const Value* v, Frame f, Ctx& c) {
+    f = p_.frameOf(v, f);
+    auto key = std::make_pair(v, f);
+    if (auto it = c.memo.find(key); it != c.memo.end()) return it->second;
+    llvm::Value* x = nullptr;
+    if (c.hoist && !p_.elem(v, f)) {
+      // Constant over the unit: computed once per unit, not per element.
+      llvm::IRBuilderBase::InsertPointGuard guard(b_);
+      b_.SetInsertPoint(c.hoistBlock->getTerminator());
+      x = eval(v, f, *c.hoist);
+    } else if (auto in = p_.inputIndex.find(v); in != p_.inputIndex.end()) {
+      x = load(in->second, f, c);
+    } else {
+      const Operation* op = p_.defOf.at(v);
+      std::vector<llvm::Value*> args;
+      for (const Value* o : op->operands) args.push_back(eval(o, f, c));
+      x = emitElementwiseOp(b_, *op, args);
+      x->setName(v->name);
+    }
+    c.memo[key] = x;
+    return x;
+  }
+
+  llvm::Value* load(size_t k, Frame f, Ctx& c) {
+    const Type& t = p_.iface.inputs[k];
+    const std::vector<llvm::Value*>& ix = f == Frame::Rows ? c.rows : c.full;
+    const std::vector<llvm::Value*>& st = stride_.at({k, f});
+    size_t lead = ix.size() - t.rank();
+    llvm::Value* off = nullptr;
+    for (size_t d = 0; d < t.rank(); ++d) {
+      llvm::Value* i = ix[lead + d];
+      if (!i || !st[d]) continue;
+      auto* one = llvm::dyn_cast<llvm::ConstantInt>(st[d]);
+      llvm::Value* term = one && one->isOne() ? i : b_.CreateMul(i, st[d]);
+      off = off ? b_.CreateAdd(off, term) : term;
+    }
+    llvm::Value* ptr = off ? b_.CreateInBoundsGEP(storageType(ctx_, t.dtype), base_[k], off) : base_[k];
+    return loadElement(b_, t.dtype, ptr);
+  }
+
+  // --- accumulators -------------------------------------------------------
+  llvm::Type* accType(const Operation& r) {
+    DType dt = r.result()->type.dtype;
+    if (!isFloat(dt)) return b_.getInt64Ty();
+    bool maxMin = r.kind == OpKind::ReduceMax || r.kind == OpKind::ReduceMin;
+    return maxMin ? registerType(ctx_, dt) : b_.getDoubleTy();
+  }
+
+  llvm::Value* accInit(const Operation& r) {
+    DType dt = r.result()->type.dtype;
+    llvm::Type* t = accType(r);
+    bool mx = r.kind == OpKind::ReduceMax, mn = r.kind == OpKind::ReduceMin;
+    if (isFloat(dt)) {
+      double inf = std::numeric_limits<double>::infinity();
+      return llvm::ConstantFP::get(t, mx ? -inf : mn ? inf : r.kind == OpKind::ReduceProd ? 1.0 : 0.0);
+    }
+    if (mx || mn) {
+      if (dt == DType::I1) return b_.getInt64(mx ? 0 : 1);
+      unsigned bits = registerType(ctx_, dt)->getIntegerBitWidth();
+      llvm::APInt v = mx ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getSignedMaxValue(bits);
+      return b_.getInt64(static_cast<uint64_t>(v.getSExtValue()));
+    }
+    return b_.getInt64(r.kind == OpKind::ReduceProd ? 1 : 0);
+  }
+
+  llvm::Value* combine(const Operation& r, llvm::Value* acc, llvm::Value* x) {
+    bool fl = acc->getType()->isFloatingPointTy();
+    llvm::Value* res = nullptr;
+    switch (r.kind) {
+      case OpKind::ReduceMax:
+        return b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::maximum : llvm::Intrinsic::smax, acc, x);
+      case OpKind::ReduceMin:
+        return b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::minimum : llvm::Intrinsic::smin, acc, x);
+      case OpKind::ReduceProd: res = fl ? b_.CreateFMul(acc, x) : b_.CreateMul(acc, x); break;
+      default: res = fl ? b_.CreateFAdd(acc, x) : b_.CreateAdd(acc, x); break;
+    }
+    // Reassociation lets the vectoriser split the sum into lanes; the
+    // accumulation in f64 keeps the result within rounding of the f32 value.
+    if (fl) llvm::cast<llvm::Instruction>(res)->setHasAllowReassoc(true);
+    return res;
+  }
+
+  // Converts an element (register form) to the accumulator type.
+  llvm::Value* widen(const Operation& r, llvm::Value* x) {
+    llvm::Type* t = accType(r);
+    if (x->getType() == t) return x;
+    if (t->isFloatingPointTy()) return b_.CreateFPExt(x, t);
+    return r.result()->type.dtype == DType::I1 ? b_.CreateZExt(x, t) : b_.CreateSExt(x, t);
+  }
+
+  // The reduction's value (register form) from its accumulator.
+  llvm::Value* finish(const Operation& r, llvm::Value* acc) {
+    DType dt = r.result()->type.dtype;
+    if (r.kind == OpKind::ReduceMean) {
+      if (acc->getType()->isFloatingPointTy()) {
+        acc = b_.CreateFDiv(acc, b_.CreateSIToFP(count64_, acc->getType()));  // 0/0: NaN, as numpy
+      } else {
+        llvm::Value* zero = b_.CreateICmpEQ(count64_, b_.getInt64(0));
+        llvm::Value* q = b_.CreateSDiv(acc, b_.CreateSelect(zero, b_.getInt64(1), count64_));
+        acc = b_.CreateSelect(zero, b_.getInt64(0), q);
+      }
+    }
+    llvm::Type* t = registerType(ctx_, dt);
+    if (acc->getType() == t) return acc;
+    if (isFloat(dt)) return b_.CreateFPTrunc(acc, t);
+    if (dt == DType::I1) return b_.CreateICmpNE(acc, b_.getInt64(0));
+    return b_.CreateTrunc(acc, t);
+  }
+
+  // An entry-block stack array of `n` accumulators for reduction `r`.
+  llvm::Value* accArray(const Operation& r, int64_t n) {
+    llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
+    return eb.CreateAlloca(accType(r), eb.getInt64(n), "acc." + r.result()->name);
+  }
+  llvm::Value* slot(const Operation& r, llvm::Value* arr, llvm::Value* i) {
+    return b_.CreateInBoundsGEP(accType(r), arr, i);
+  }
+
+  // --- loops ----------------------------------------------------------------
+  // for (iv = lo; iv < hi; iv += step) body(iv); leaves the builder after it.
+  void loop(llvm::Value* lo, llvm::Value* hi, int64_t step, const std::string& name,
+            const std::function<void(llvm::Value*)>& body) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* head = llvm::BasicBlock::Create(ctx_, name, fn);
+    auto* bodyBB = llvm::BasicBlock::Create(ctx_, name + ".body", fn);
+    auto* exit = llvm::BasicBlock::Create(ctx_, name + ".end", fn);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode* iv = b_.CreatePHI(it_, 2, name + ".i");
+    iv->addIncoming(lo, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(iv, hi), bodyBB, exit);
+    b_.SetInsertPoint(bodyBB);
+    body(iv);
+    iv->addIncoming(b_.CreateAdd(iv, idx(step), name + ".next", true, true), b_.GetInsertBlock());
+    b_.CreateBr(head);
+    b_.SetInsertPoint(exit);
+  }
+
+  // body(j, lane) for j in [0, n). A vector version runs blocks of exactly W
+  // elements, unrolled into W lanes (the lanes keep separate partial
+  // accumulators, so the block is straight-line code the SLP vectoriser
+  // widens); `exact` says n is a multiple of W, else a remainder loop follows.
+  void vecLoop(llvm::Value* n, bool exact, const std::string& name,
+               const std::function<void(llvm::Value*, int)>& body) {
+    if (W_ == 1) {
+      loop(idx(0), n, 1, name, [&](llvm::Value* j) { body(j, 0); });
+      return;
+    }
+    llvm::Value* nW = exact ? n : b_.CreateSub(n, b_.CreateURem(n, idx(W_)));
+    loop(idx(0), nW, W_, name, [&](llvm::Value* j0) {
+      for (int l = 0; l < W_; ++l) body(l == 0 ? j0 : b_.CreateAdd(j0, idx(l), "", true, true), l);
+    });
+    if (!exact) loop(nW, n, 1, name + ".rest", [&](llvm::Value* j) { body(j, 0); });
+  }
+
+  // A new block that the builder falls into; its terminator (the branch into
+  // the loop emitted next) is where unit-level values get hoisted.
+  llvm::BasicBlock* hoistBlock(const std::string& name) {
+    auto* bb = llvm::BasicBlock::Create(ctx_, name, b_.GetInsertBlock()->getParent());
+    b_.CreateBr(bb);
+    b_.SetInsertPoint(bb);
+    return bb;
+  }
+
+  // Row-major indices of flat `i` over `dims`.
+  std::vector<llvm::Value*> unflatten(llvm::Value* i, const std::vector<llvm::Value*>& dims) {
+    std::vector<llvm::Value*> out(dims.size());
+    for (size_t q = dims.size(); q-- > 0;) {
+      out[q] = q == 0 ? i : b_.CreateURem(i, dims[q]);
+      if (q > 0) i = b_.CreateUDiv(i, dims[q]);
+    }
+    return out;
+  }
+
+  // The full-frame index with the kept dims from `kept` and the reduced ones null.
+  std::vector<llvm::Value*> spread(const std::vector<llvm::Value*>& kept) {
+    std::vector<llvm::Value*> full;
+    size_t q = 0;
+    for (size_t d = 0; d < p_.space.size(); ++d) full.push_back(p_.reduced[d] ? nullptr : kept[q++]);
+    return full;
+  }
+
+  void store(size_t i, llvm::Value* v, llvm::Value* at) {
+    DType dt = p_.fusion->result(i)->type.dtype;
+    storeElement(b_, dt, v, b_.CreateInBoundsGEP(storageType(ctx_, dt), out_[i], at));
+  }
+
+  // Lane accumulators for a set of reductions: init, accumulate, fold.
+  // Accumulator arrays in the order of the reductions (so the IR is deterministic).
+  using Accs = std::vector<std::pair<const Operation*, llvm::Value*>>;
+  Accs laneAccs(const std::vector<const Operation*>& reds) {
+    Accs accs;
+    for (const Operation* r : reds) {
+      accs.emplace_back(r, accArray(*r, W_));
+      for (int l = 0; l < W_; ++l) b_.CreateStore(accInit(*r), slot(*r, accs.back().second, idx(l)));
+    }
+    return accs;
+  }
+  void accumulate(const Operation& r, llvm::Value* arr, llvm::Value* i, Ctx& c) {
+    llvm::Value* s = slot(r, arr, i);
+    llvm::Value* x = widen(r, eval(r.operands[0], Frame::Full, c));
+    b_.CreateStore(combine(r, b_.CreateLoad(accType(r), s), x), s);
+  }
+  void foldLanes(const Accs& accs, Ctx& unit) {
+    for (auto [r, arr] : accs) {
+      llvm::Value* a = b_.CreateLoad(accType(*r), slot(*r, arr, idx(0)));
+      for (int l = 1; l < W_; ++l) a = combine(*r, a, b_.CreateLoad(accType(*r), slot(*r, arr, idx(l))));
+      unit.memo[{r->result(), p_.frameOf(r->result(), Frame::Full)}] = finish(*r, a);
+    }
+  }
+
+  // --- stitch: one row per unit, one loop per phase -------------------------
+  void emitStitch(llvm::Value* lo, llvm::Value* hi) {
+    llvm::Value* L = spaceDim_.back();
+    loop(lo, hi, 1, "row", [&](llvm::Value* r) {
+      Ctx row;
+      row.rows = unflatten(r, keptDim_);
+      row.full = row.rows;
+      row.full.push_back(nullptr);
+      llvm::Value* rowBase = b_.CreateMul(r, L, "rowbase");
+      auto elemCtx = [&](llvm::Value* j, llvm::BasicBlock* hb) {
+        Ctx e;
+        e.rows = row.rows;
+        e.full = row.full;
+        e.full.back() = j;
+        e.hoist = &row;
+        e.hoistBlock = hb;
+        return e;
+      };
+      for (int ph = 0; ph < p_.phases; ++ph) {
+        std::vector<const Operation*> reds;
+        for (const Operation* red : p_.reductions)
+          if (p_.phase.at(red) == ph) reds.push_back(red);
+        auto accs = laneAccs(reds);
+        llvm::BasicBlock* hb = hoistBlock("phase" + std::to_string(ph));
+        vecLoop(L, true, "phase" + std::to_string(ph) + ".j", [&](llvm::Value* j, int lane) {
+          Ctx e = elemCtx(j, hb);
+          for (auto [red, arr] : accs) accumulate(*red, arr, idx(lane), e);
+        });
+        foldLanes(accs, row);
+      }
+      bool anyElem = false;
+      for (size_t i = 0; i < out_.size(); ++i) {
+        if (p_.resultElem[i]) anyElem = true;
+        else store(i, eval(p_.fusion->yields[i], p_.resultFrame[i], row), r);
+      }
+      if (!anyElem) return;
+      llvm::BasicBlock* hb = hoistBlock("final");
+      vecLoop(L, true, "final.j", [&](llvm::Value* j, int) {
+        Ctx e = elemCtx(j, hb);
+        llvm::Value* at = b_.CreateAdd(rowBase, j);
+        for (size_t i = 0; i < out_.size(); ++i)
+          if (p_.resultElem[i]) store(i, eval(p_.fusion->yields[i], Frame::Full, e), at);
+      });
+    });
+  }
+
+  // Loops over the reduced dims in order; the innermost is the last axis
+  // when it is reduced (vectorised), else the caller's body loops itself.
+  void reducedNest(size_t d, std::vector<llvm::Value*>& full, const std::function<void()>& inner) {
+    while (d < p_.space.size() && !p_.reduced[d]) ++d;
+    if (d == p_.space.size()) {
+      inner();
+      return;
+    }
+    loop(idx(0), spaceDim_[d], 1, "red" + std::to_string(d), [&](llvm::Value* i) {
+      full[d] = i;
+      reducedNest(d + 1, full, inner);
+    });
+  }
+
+  // --- input kernel, last axis reduced: one output element per unit --------
+  void emitRowReduce(llvm::Value* lo, llvm::Value* hi) {
+    size_t last = p_.space.size() - 1;
+    loop(lo, hi, 1, "out", [&](llvm::Value* o) {
+      Ctx unit;
+      unit.rows = unflatten(o, keptDim_);
+      unit.full = spread(unit.rows);
+      auto accs = laneAccs(p_.reductions);
+      llvm::BasicBlock* hb = hoistBlock("reduce");
+      std::vector<llvm::Value*> full = unit.full;
+      auto body = [&]() {
+        vecLoop(spaceDim_[last], true, "lastaxis", [&](llvm::Value* j, int lane) {
+          Ctx e;
+          e.full = full;
+          e.full[last] = j;
+          e.hoist = &unit;
+          e.hoistBlock = hb;
+          for (auto [red, arr] : accs) accumulate(*red, arr, idx(lane), e);
+        });
+      };
+      if (p_.space.empty()) {  // a rank-0 "reduction": one element
+        Ctx e;
+        for (auto [red, arr] : accs) accumulate(*red, arr, idx(0), e);
+      } else {
+        // Loops over the reduced dims before the last axis, then the row.
+        std::function<void(size_t)> nest = [&](size_t d) {
+          while (d < last && !p_.reduced[d]) ++d;
+          if (d >= last) return body();
+          loop(idx(0), spaceDim_[d], 1, "red" + std::to_string(d), [&](llvm::Value* i) {
+            full[d] = i;
+            nest(d + 1);
+          });
+        };
+        nest(0);
+      }
+      foldLanes(accs, unit);
+      for (size_t i = 0; i < out_.size(); ++i) store(i, eval(p_.fusion->yields[i], p_.resultFrame[i], unit), o);
+    });
+  }
+
+  // --- input kernel, last axis kept: blocks of columns ---------------------
+  // A range of outputs is cut into blocks of at most kColumnBlock
+  // consecutive outputs along the last axis; for each block the reduced dims
+  // loop outside and the block's columns inside, accumulating into a stack
+  // array, so every read streams along a row.
+  void emitColumns(llvm::Value* lo, llvm::Value* hi) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    Accs accs;
+    for (const Operation* r : p_.reductions) accs.emplace_back(r, accArray(*r, kColumnBlock));
+    llvm::Value* cols = keptDim_.back();
+    std::vector<llvm::Value*> outer(keptDim_.begin(), keptDim_.end() - 1);
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* head = llvm::BasicBlock::Create(ctx_, "block", fn);
+    auto* body = llvm::BasicBlock::Create(ctx_, "block.body", fn);
+    auto* exit = llvm::BasicBlock::Create(ctx_, "block.end", fn);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode* o = b_.CreatePHI(it_, 2, "o");
+    o->addIncoming(lo, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(o, hi), body, exit);
+    b_.SetInsertPoint(body);
+    llvm::Value* c0 = b_.CreateURem(o, cols, "c0");
+    llvm::Value* n = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateSub(cols, c0), b_.CreateSub(hi, o));
+    n = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, n, idx(kColumnBlock), nullptr, "n");
+    std::vector<llvm::Value*> keptIx = unflatten(b_.CreateUDiv(o, cols), outer);
+    keptIx.push_back(nullptr);  // the column, set per element
+    loop(idx(0), n, 1, "init", [&](llvm::Value* c) {
+      for (auto [r, arr] : accs) b_.CreateStore(accInit(*r), slot(*r, arr, c));
+    });
+    std::vector<llvm::Value*> full = spread(keptIx);
+    reducedNest(0, full, [&]() {
+      vecLoop(n, false, "cols", [&](llvm::Value* c, int) {
+        Ctx e;
+        e.full = full;
+        e.full.back() = b_.CreateAdd(c0, c);
+        for (auto [r, arr] : accs) accumulate(*r, arr, c, e);
+      });
+    });
+    loop(idx(0), n, 1, "epilogue", [&](llvm::Value* c) {
+      Ctx unit;
+      unit.rows = keptIx;
+      unit.rows.back() = b_.CreateAdd(c0, c);
+      unit.full = spread(unit.rows);
+      for (auto [r, arr] : accs)
+        unit.memo[{r->result(), p_.frameOf(r->result(), Frame::Full)}] =
+            finish(*r, b_.CreateLoad(accType(*r), slot(*r, arr, c)));
+      llvm::Value* at = b_.CreateAdd(o, c);
+      for (size_t i = 0; i < out_.size(); ++i) store(i, eval(p_.fusion->yields[i], p_.resultFrame[i], unit), at);
+    });
+    o->addIncoming(b_.CreateAdd(o, n), b_.GetInsertBlock());
+    b_.CreateBr(head);
+    b_.SetInsertPoint(exit);
+  }
+
+  const Plan& p_;
+  llvm::IRBuilderBase& b_;
+  llvm::LLVMContext& ctx_;
+  KernelVariant v_;
+  int W_;
+  llvm::Type* it_ = nullptr;  // the index type: i64, or i32 for index32
+  llvm::BasicBlock* entry_ = nullptr;
+  llvm::BasicBlock* done_ = nullptr;
+  llvm::Value* units64_ = nullptr;
+  llvm::Value* count64_ = nullptr;  // elements per unit (the mean's divisor)
+  std::vector<llvm::Value*> spaceDim_, keptDim_;
+  std::vector<llvm::Value*> base_, out_;
+  std::map<std::pair<size_t, Frame>, std::vector<llvm::Value*>> stride_;  // null: broadcast
+};
+
+LoweredKernel lower(const Operation& fusion, bool stitch, CodeModule& m, const std::string& name,
+                    const KernelVariant& variant) {
+  LoweredKernel res;
+  Plan p;
+  res.error = plan(fusion, stitch, p);
+  if (!res.error.empty()) return res;
+  llvm::Module& mod = m.module();
+  if (mod.getNamedValue(name)) {
+    res.error = err("the module already defines '" + name + "'");
+    return res;
+  }
+  llvm::LLVMContext& ctx = m.context();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr, ptr, i64, i64}, false);
+  auto* fn = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, mod);
+  const char* argNames[] = {"inputs", "outputs", "sizes", "begin", "end"};
+  for (unsigned a = 0; a < 5; ++a) fn->getArg(a)->setName(argNames[a]);
+  for (unsigned a = 0; a < 3; ++a) {
+    fn->addParamAttr(a, llvm::Attribute::ReadOnly);
+    fn->addParamAttr(a, llvm::Attribute::NoCapture);
+  }
+  fn->setDoesNotThrow();
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
+  Emitter(p, b, variant).emit(fn->getArg(0), fn->getArg(1), fn->getArg(2), fn->getArg(3), fn->getArg(4));
+  b.CreateRetVoid();
+  res.fn = fn;
+  res.iface = p.iface;
+  return res;
+}
+
+}  // namespace
+
+std::string describeStitchKernel(const Operation& fusion, KernelInterface& out) {
+  Plan p;
+  std::string e = plan(fusion, true, p);
+  if (e.empty()) out = p.iface;
+  return e;
+}
+
+LoweredKernel lowerStitchKernel(const Operation& fusion, CodeModule& m, const std::string& name,
+                                const KernelVariant& v) {
+  return lower(fusion, true, m, name, v);
+}
+
+std::string describeInputKernel(const Operation& fusion, KernelInterface& out) {
+  Plan p;
+  std::string e = plan(fusion, false, p);
+  if (e.empty()) out = p.iface;
+  return e;
+}
+
+LoweredKernel lowerInputKernel(const Operation& fusion, CodeModule& m, const std::string& name,
+                               const KernelVariant& v) {
+  return lower(fusion, false, m, name, v);
+}
+
+}  // namespace dscc::codegen

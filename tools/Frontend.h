@@ -1,0 +1,32 @@
+// The front half of `dscc compile` and `dscc explain`: read, parse, run the default pipeline, plan the kernels.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "codegen/ModelPlan.h"
+#include "ir/Diagnostics.h"
+#include "ir/IR.h"
+#include "passes/ShapeSolver.h"
+
+namespace dscc::tools {
+
+/// A program through the default pipeline, planned for code generation.
+struct Frontend {
+  SourceMgr sm;
+  std::unique_ptr<DiagEngine> diags;
+  std::unique_ptr<Module> module;
+  std::string source;             ///< the file's text
+  std::string parsedIR;           ///< the module after infer-shapes (`--emit=ir`)
+  Function* func = nullptr;
+  std::unique_ptr<ShapeSolver> solver;
+  codegen::ModelPlan plan;
+};
+
+/// Loads `file` and prepares function `funcName` (default: @main or the only
+/// one). Errors go to `err` as located diagnostics; returns null after any.
+std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string& funcName,
+                                      const codegen::PlanOptions& opts, std::ostream& err);
+
+}  // namespace dscc::tools
