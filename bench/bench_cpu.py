@@ -161,7 +161,7 @@ class OrtSystem:
         targs = tuple(torch.from_numpy(a) for a in sample_inputs)
         kw = dict(input_names=names, output_names=["out"], dynamic_axes=wl.dynamic_axes())
         # The exporters print progress on stdout, which carries the report: send it to stderr.
-        with contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
+        with _stdout_to_stderr(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
                 # The TorchScript exporter takes dynamic_axes as they are; it cannot export a
@@ -191,6 +191,21 @@ class OrtSystem:
         io.bind_output(self.out_name, "cpu", 0, np.float32, list(out.shape), out.ctypes.data)
         sess = self.sess
         return lambda: sess.run_with_iobinding(io)
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr():
+    """Sends file descriptor 1 to stderr for a while: the exporters' C++ side prints there too."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -272,6 +287,11 @@ def run_workload(wl: Workload, args, model_so: Optional[Path], tmp: Path) -> dic
         else:
             try:
                 model = dscc_abi.Model(model_so, args.threads)
+                got = [a[0] for a in dscc_abi.signature_args(model.source, model.entry)]
+                if got != [n for n, _ in wl.args]:
+                    # inputs are passed by position: a reordered signature would silently swap them
+                    raise dscc_abi.DsccError(f"the model's arguments {got} are not the workload's "
+                                             f"{[n for n, _ in wl.args]}")
                 systems["dscc"] = model
             except Exception as e:  # a broken artifact is reported, not fatal to the run
                 res["status"]["dscc"] = f"n/a: {e}"
@@ -295,7 +315,15 @@ def run_workload(wl: Workload, args, model_so: Optional[Path], tmp: Path) -> dic
             res["status"]["ort"] = f"n/a: {type(e).__name__}: {str(e).splitlines()[0][:120]}"
 
     # --- numerical check at a small point ------------------------------------------------------
-    ref = interpret(args.dscc, wl, check_in, tmp)
+    try:
+        ref = interpret(args.dscc, wl, check_in, tmp)
+    except (OSError, RuntimeError) as e:
+        # Without a reference nothing can be reported for this workload; the others still run.
+        for s in systems:
+            res["status"][s] = f"not checked: the reference interpreter failed ({e})"
+        if model is not None:
+            model.close()
+        return res
     for s, sysobj in list(systems.items()):
         try:
             out = np.empty(ref.shape, np.float32)
@@ -383,6 +411,8 @@ def fmt_t(t: Optional[float]) -> str:
     """Seconds as ms or µs with three significant digits."""
     if t is None:
         return "—"
+    if t >= 1:
+        return f"{t:.3g} s"
     return f"{t * 1e3:.3g} ms" if t >= 1e-3 else f"{t * 1e6:.3g} µs"
 
 
@@ -568,7 +598,8 @@ def main(argv=None) -> int:
     report += summary_table(results, copy_gbs)
     report += ["## Per workload", "",
                "Times are medians per call; `dscc vs X` = X's time / dscc's time (above 1: dscc is faster). "
-               "GB/s counts each input read once and the output written once.", ""]
+               "GB/s counts each input read once and the output written once; above 100% of copy "
+               "the data fit in cache.", ""]
     for res in results:
         report += workload_table(res, copy_gbs)
     text = "\n".join(report)

@@ -25,6 +25,13 @@ namespace dscc::codegen {
 
 std::string runSymbol(const Function& f) { return cIdentifier(f.name) + "_run"; }
 
+LoweredKernel lowerKernelVersion(const KernelPlan& k, size_t v, CodeModule& m, const std::string& name) {
+  if (k.kind == "loop") return lowerLoopKernel(*k.fusion, m, name, k.versions[v]);
+  if (k.kind == "stitch") return lowerStitchKernel(*k.fusion, m, name, k.versions[v]);
+  if (k.kind == "input") return lowerInputKernel(*k.fusion, m, name, k.versions[v]);
+  return lowerLoopKernel(*k.gemm->epilogue, m, name, k.versions[v]);
+}
+
 namespace {
 
 // dscc_status values (runtime/dscc_runtime.h); they are fixed by the ABI.
@@ -68,14 +75,7 @@ class HostEmitter {
     return "";
   }
 
-  LoweredKernel lowerVersion(const KernelPlan& k, size_t v) {
-    CodeModule& m = *owner_;
-    const std::string name = k.functionName(v);
-    if (k.kind == "loop") return lowerLoopKernel(*k.fusion, m, name, k.versions[v]);
-    if (k.kind == "stitch") return lowerStitchKernel(*k.fusion, m, name, k.versions[v]);
-    if (k.kind == "input") return lowerInputKernel(*k.fusion, m, name, k.versions[v]);
-    return lowerLoopKernel(*k.gemm->epilogue, m, name, k.versions[v]);
-  }
+  LoweredKernel lowerVersion(const KernelPlan& k, size_t v) { return lowerKernelVersion(k, v, *owner_, k.functionName(v)); }
 
  public:
   CodeModule* owner_ = nullptr;

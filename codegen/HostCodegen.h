@@ -29,6 +29,10 @@ class CodeModule;
 /// in the artifact. Returns "" or an error (an op the host code cannot run).
 std::string emitModel(const ModelPlan& plan, const std::string& source, CodeModule& m);
 
+/// Lowers version `v` of kernel `k` (with the CPU calling convention of
+/// codegen/Kernel.h) to function `name` in `m`, whatever its kind.
+LoweredKernel lowerKernelVersion(const KernelPlan& k, size_t v, CodeModule& m, const std::string& name);
+
 /// The exported name of the host function of `f`: `FUNC_run`.
 std::string runSymbol(const Function& f);
 

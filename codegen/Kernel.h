@@ -36,6 +36,11 @@ struct KernelVariant {
   /// at run time (no operand dim is stretched), so it reads every operand with
   /// its natural, unit inner stride and needs no run-time stride select.
   bool broadcastFree = false;
+  /// With vectorWidth > 1: the version also assumes every input and output
+  /// buffer is aligned to vectorWidth elements, so each block is one aligned
+  /// vector access (128-bit loads and stores on the GPU). The host checks the
+  /// pointers. Only GPU versions set it.
+  bool alignedBlocks = false;
 
   /// A short name for symbols and `dscc explain`: "generic", or the
   /// assumptions joined by '.', e.g. "v8.i32.nobcast".

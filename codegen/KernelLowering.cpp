@@ -185,6 +185,14 @@ class LoopEmitter {
   // Index arithmetic of the index32 version: 32-bit divisions and products,
   // widened for addressing.
   llvm::Value* narrow(llvm::Value* v) { return p_.variant.index32 ? b_.CreateTrunc(v, b_.getInt32Ty()) : v; }
+  // In an aligned vector version every unit-stride row starts at a multiple
+  // of the width (rows are multiples of it, chunks start on blocks), so with
+  // aligned buffers it is aligned to a whole block: the GPU's 128-bit accesses.
+  void assumeBlockAligned(llvm::Value* ptr, DType dt) {
+    if (!p_.variant.alignedBlocks || vw() <= 1) return;
+    const llvm::DataLayout& dl = b_.GetInsertBlock()->getModule()->getDataLayout();
+    b_.CreateAlignmentAssumption(dl, ptr, static_cast<uint64_t>(vw()) * dtypeSize(dt));
+  }
   llvm::Value* widen(llvm::Value* v) { return p_.variant.index32 ? b_.CreateZExt(v, i64()) : v; }
 
   // Everything computed once per call: sizes, merged dims, strides, buffer
@@ -302,11 +310,13 @@ class LoopEmitter {
         plus(i0);
       }
       readers[k].rowPtr = b_.CreateInBoundsGEP(et, base_[k], off, "row." + op.value->name);
+      if (!readers[k].step) assumeBlockAligned(readers[k].rowPtr, op.value->type.dtype);
     }
     std::vector<llvm::Value*> outRow;
     for (size_t i = 0; i < out_.size(); ++i) {
       llvm::Type* et = storageType(ctx_, p_.fusion->result(i)->type.dtype);
       outRow.push_back(b_.CreateInBoundsGEP(et, out_[i], flat, "orow." + p_.fusion->result(i)->name));
+      assumeBlockAligned(outRow.back(), p_.fusion->result(i)->type.dtype);
     }
 
     if (dynamic.empty()) {

@@ -95,7 +95,14 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
     g.extent = in.vectorExtent;
     g.width = opts.vectorWidth;
     g.text = in.vectorExtent.str() + " % " + std::to_string(opts.vectorWidth) + " == 0";
-    add(g, solver.divisible(in.vectorExtent, DimExpr(opts.vectorWidth)).tri);
+    Tri t = solver.divisible(in.vectorExtent, DimExpr(opts.vectorWidth)).tri;
+    if (opts.alignedVectors) {
+      // Pointer alignment is a fact of the call, never of the program.
+      g.aligned = true;
+      g.text += " && buffers aligned to " + std::to_string(opts.vectorWidth) + " elements";
+      if (t == Tri::Proved) t = Tri::Unknown;
+    }
+    add(g, t);
   }
   if (opts.index32 && !in.indexCounts.empty()) {
     GuardPlan g;
@@ -129,7 +136,10 @@ std::vector<KernelVariant> versionsOf(const std::vector<GuardPlan>& guards) {
   KernelVariant base;
   std::vector<const GuardPlan*> runtime;
   auto set = [](KernelVariant& v, const GuardPlan& g) {
-    if (g.kind == GuardKind::Vector) v.vectorWidth = g.width;
+    if (g.kind == GuardKind::Vector) {
+      v.vectorWidth = g.width;
+      v.alignedBlocks = g.aligned;
+    }
     if (g.kind == GuardKind::Index32) v.index32 = true;
     if (g.kind == GuardKind::BroadcastFree) v.broadcastFree = true;
   };

@@ -35,6 +35,7 @@ struct GuardPlan {
   std::vector<DimExpr> counts;                             ///< Index32
   std::vector<std::pair<DimExpr, DimExpr>> pairs;          ///< BroadcastFree
   int width = 8;                                           ///< Vector
+  bool aligned = false;  ///< Vector: also every buffer aligned to width elements (tested by the host only)
   /// Evaluates the condition at concrete sizes; nullopt (with `err`) if a dim cannot be evaluated.
   std::optional<bool> holdsAt(const DimBindings& env, std::string* err = nullptr) const;
 };
@@ -66,6 +67,9 @@ struct PlanOptions {
   int vectorWidth = 8;
   /// Generate index32 and broadcast-free versions.
   bool index32 = true, broadcastFree = true;
+  /// Vector versions also need aligned buffers (the GPU's vector accesses):
+  /// the vector guard then always includes a run-time pointer test.
+  bool alignedVectors = false;
 };
 
 /// The plan of one function.

@@ -213,13 +213,14 @@ dscc_status dscc_sgemm_nd(dscc_context* ctx, int transA, int transB, int64_t M, 
   return guarded(ctx, kName, [&] {
     const std::string name(kName);
     // A pitch addresses nothing when its matrix has at most one stored row
-    // or is not read (K == 0): raise it to the BLAS's minimum there, so
+    // or is not read (M, N or K is 0): raise it to the BLAS's minimum there, so
     // planners may pass any pitch for a rank-1 operand or an empty dim.
     const auto pitch = [](int64_t ld, int64_t rows, int64_t cols, bool unused) {
       return rows <= 1 || unused ? std::max({ld, cols, int64_t{1}}) : ld;
     };
-    lda = pitch(lda, transA ? K : M, transA ? M : K, K == 0);
-    ldb = pitch(ldb, transB ? N : K, transB ? K : N, K == 0);
+    const bool empty = M == 0 || N == 0 || K == 0;
+    lda = pitch(lda, transA ? K : M, transA ? M : K, empty);
+    ldb = pitch(ldb, transB ? N : K, transB ? K : N, empty);
     ldc = pitch(ldc, M, N, M == 0 || N == 0);
     const Gemm g{transA != 0, transB != 0, M, N, K, 1.0f, 0.0f, lda, ldb, ldc};
     if (dscc_status st = dscc::runtime::validate(ctx, kName, g, 0); st != DSCC_OK) return st;
@@ -242,9 +243,10 @@ dscc_status dscc_sgemm_nd(dscc_context* ctx, int transA, int transB, int64_t M, 
       if (__builtin_mul_overflow(total, batch_dims[k], &total))
         return fail(ctx, DSCC_INVALID_ARGUMENT, name + ": the batch size overflows 64 bits");
     }
-    // An empty batch has no matrices to overlap (dense strides of [3, 0] are [0, ...]).
+    // Empty C matrices or an empty batch cannot overlap (dense strides of
+    // [3, 0] or of [3] x 0 x N are 0).
     std::vector<BatchDim> dims;
-    for (int32_t k = 0; k < n_batch && total > 0; ++k) {
+    for (int32_t k = 0; k < n_batch && total > 0 && M > 0 && N > 0; ++k) {
       const BatchDim d{batch_dims[k], stride_a[k], stride_b[k], stride_c[k]};
       if (d.n > 1 && d.c == 0)
         return fail(ctx, DSCC_INVALID_ARGUMENT,

@@ -12,6 +12,7 @@
 
 #include "runtime/Blas.h"
 #include "runtime/Context.h"
+#include "runtime/CudaInternal.h"
 #include "runtime/dscc_runtime.h"
 
 using dscc::runtime::fail;
@@ -121,7 +122,10 @@ dscc_context* dscc_context_create(int num_threads) {
   return st == DSCC_OK ? ctx : nullptr;
 }
 
-void dscc_context_release(dscc_context* ctx) { delete ctx; }
+void dscc_context_release(dscc_context* ctx) {
+  dscc::runtime::releaseCuda(ctx);
+  delete ctx;
+}
 
 int dscc_context_num_threads(const dscc_context* ctx) { return ctx ? ctx->pool.numThreads() : 0; }
 

@@ -185,7 +185,7 @@ dscc_status dscc_sgemm_batched(dscc_context* ctx, int transA, int transB, int64_
 /// dscc_sgemm_strided_batched call; others get pointer arrays for dscc_sgemm_batched. n_batch may be 0 (one
 /// matrix; the batch arrays may then be NULL); M, N or K may be 0 (K == 0 writes zeros). Same transpose,
 /// leading-dimension and 32-bit rules as dscc_sgemm_strided_batched, except that a pitch is ignored where it
-/// addresses nothing (its matrix has at most one stored row, or no elements, or K == 0 for A and B).
+/// addresses nothing (its matrix has at most one stored row, or M, N or K is 0).
 dscc_status dscc_sgemm_nd(dscc_context* ctx, int transA, int transB, int64_t M, int64_t N, int64_t K,
                           const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
                           int32_t n_batch, const int64_t* batch_dims, const int64_t* stride_a,

@@ -11,6 +11,7 @@
 #include <memory>
 #include <sstream>
 
+#include "codegen/GpuKernels.h"
 #include "codegen/HostCodegen.h"
 #include "codegen/Jit.h"
 #include "codegen/ObjectEmitter.h"
@@ -26,9 +27,9 @@ namespace {
 namespace fs = std::filesystem;
 
 struct CompileOpts {
-  std::string file, output, func, emit, depFile, cpu = "native", runtimeDir;
+  std::string file, output, func, emit, depFile, cpu = "native", runtimeDir, target = "cpu";
   bool objectOnly = false, depsMD = false;
-  int optLevel = 2, vectorWidth = 8;
+  int optLevel = 2, vectorWidth = 0;
 };
 
 // The folder holding libdscc_runtime.so: next to the build tree's tools/ (or
@@ -114,7 +115,7 @@ std::vector<std::string> dependencies(const Frontend& fe, const std::string& fil
 int cmdCompile(const CompileOpts& o) {
   std::map<std::string, std::string> exts = {{"ir", ".dsc"},  {"fused-ir", ".fused.dsc"}, {"llvm", ".ll"},
                                              {"asm", ".s"},    {"obj", ".o"},              {"header", ".h"},
-                                             {"so", ".so"}};
+                                             {"so", ".so"}, {"ptx", ".ptx"}};
   std::vector<std::string> kinds;
   std::string emit = o.emit.empty() ? (o.objectOnly ? "obj" : "so") : o.emit;
   for (size_t p = 0; p <= emit.size();) {
@@ -122,7 +123,7 @@ int cmdCompile(const CompileOpts& o) {
     if (q == std::string::npos) q = emit.size();
     std::string k = emit.substr(p, q - p);
     if (!exts.count(k)) {
-      std::cerr << "dscc: error: unknown --emit kind '" << k << "' (expected ir, fused-ir, llvm, asm, obj, header, so)\n";
+      std::cerr << "dscc: error: unknown --emit kind '" << k << "' (expected ir, fused-ir, llvm, asm, obj, header, so, ptx)\n";
       return 1;
     }
     kinds.push_back(k);
@@ -141,14 +142,38 @@ int cmdCompile(const CompileOpts& o) {
   auto pathFor = [&](const std::string& k) -> std::string {
     if (kinds.size() == 1) {
       if (!o.output.empty()) return o.output;
-      bool text = k == "ir" || k == "fused-ir" || k == "llvm" || k == "asm" || k == "header";
+      bool text = k == "ir" || k == "fused-ir" || k == "llvm" || k == "asm" || k == "header" || k == "ptx";
       return text ? "-" : stem + exts[k];
     }
     return stem + exts[k];
   };
 
+  std::string gpuArch;
+  if (o.target != "cpu") {
+    std::string why;
+    gpuArch = codegen::parseCudaTarget(o.target, &why);
+    if (gpuArch.empty()) {
+      std::cerr << "dscc: error: " << why << "\n";
+      return 1;
+    }
+  }
+  auto wantsKind = [&](const std::string& k) { return std::find(kinds.begin(), kinds.end(), k) != kinds.end(); };
+  if (gpuArch.empty() && wantsKind("ptx")) {
+    std::cerr << "dscc: error: --emit=ptx needs a GPU target (--target=cuda:sm_80 or cuda:sm_90)\n";
+    return 1;
+  }
+  if (!gpuArch.empty()) {
+    for (const std::string& k : kinds)
+      if (k != "ptx" && k != "ir" && k != "fused-ir") {
+        std::cerr << "dscc: error: --emit=" << k << " for " << o.target
+                  << " is not supported yet (GPU host code is not generated yet); use --emit=ptx\n";
+        return 1;
+      }
+  }
   codegen::PlanOptions popts;
-  popts.vectorWidth = o.vectorWidth;
+  // One vector block is a 256-bit register on the CPU, a 128-bit access on the GPU.
+  popts.vectorWidth = o.vectorWidth > 0 ? o.vectorWidth : gpuArch.empty() ? 8 : 4;
+  popts.alignedVectors = !gpuArch.empty();
   auto fe = loadAndPlan(o.file, o.func, popts, std::cerr);
   if (!fe) return 1;
   std::string err;
@@ -160,6 +185,15 @@ int cmdCompile(const CompileOpts& o) {
   if (wants("ir") && !writeFile(pathFor("ir"), fe->parsedIR, &err)) return fail(err);
   if (wants("fused-ir") && !writeFile(pathFor("fused-ir"), printFunction(*fe->func), &err)) return fail(err);
   if (wants("header") && !writeFile(pathFor("header"), headerText(*fe->func, o.file), &err)) return fail(err);
+  if (wants("ptx")) {
+    codegen::GpuOptions go;
+    go.arch = gpuArch;
+    std::string ptx;
+    std::vector<codegen::GpuKernel> gks;
+    if (std::string e = codegen::emitGpuKernels(fe->plan, go, ptx, gks); !e.empty())
+      return fail(o.file + ": cannot compile @" + fe->func->name + " for " + o.target + ": " + e);
+    if (!writeFile(pathFor("ptx"), ptx, &err)) return fail(err);
+  }
   bool needCode = wants("llvm") || wants("asm") || wants("obj") || wants("so");
   std::vector<std::string> written;
   for (const std::string& k : kinds)
@@ -219,12 +253,14 @@ Command addCompileCommand(CLI::App& app) {
                 "output file (default: FILE's stem + .so; text kinds to stdout); with several --emit kinds, the stem");
   c->add_option("--func", o->func, "the function to compile (default: @main or the only one)");
   c->add_flag("-c", o->objectOnly, "write an object file (.o) for static linking instead of a shared library");
-  c->add_option("--emit", o->emit, "what to write, comma-separated: so (default), obj, header, ir, fused-ir, llvm, asm");
+  c->add_option("--emit", o->emit, "what to write, comma-separated: so (default), obj, header, ir, fused-ir, llvm, asm, ptx (GPU)");
   c->add_option("-O", o->optLevel, "optimisation level 0-3 (default 2)");
   c->add_flag("--MD", o->depsMD, "also write a make dependency file (OUTPUT.d, or -MF)");
   c->add_option("--MF", o->depFile, "the dependency file -MD writes");
   c->add_option("--mcpu", o->cpu, "CPU to generate code for: native (default) or an LLVM CPU name, e.g. x86-64-v3");
-  c->add_option("--vector-width", o->vectorWidth, "elements per block of vector kernel versions (default 8; 1: none)");
+  c->add_option("--vector-width", o->vectorWidth,
+                "elements per block of vector kernel versions (default 8 on the CPU, 4 on the GPU; 1: none)");
+  c->add_option("--target", o->target, "cpu (default), cuda:sm_80 or cuda:sm_90");
   c->add_option("--runtime-dir", o->runtimeDir, "folder of libdscc_runtime.so to link against");
   return {c, [o] { return cmdCompile(*o); }};
 }

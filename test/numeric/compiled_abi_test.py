@@ -109,7 +109,7 @@ def test_c99(dscc, so, hdir, libdir, incdir, tmp):
             v.tofile(paths[k] + ".bin")
         outc, outr = os.path.join(folder, "caller.bin"), os.path.join(folder, "runtime.bin")
         rc, out, err = run([exe, str(n), str(d), paths["x"] + ".bin", paths["g"] + ".bin", paths["b"] + ".bin", outc, outr])
-        report(rc == 0, f"C99 layer_norm_run statuses and messages at N={n} D={d}", (err or out).strip()[-800:])
+        report(rc == 0, f"C99 layer_norm_run statuses and messages at N={n} D={d}", "" if rc == 0 else (err or out).strip()[-800:])
         if rc != 0:
             continue
         rc, out, err = run([dscc, "run", src, "-o", os.path.join(folder, "ref")]

@@ -519,19 +519,46 @@ func @main(%x: f32[B, 4, S, 8], %w: f32[32, N]) -> f32[B, S, N] {
                 }}});
 }
 
-TEST(LibraryPlan, NonPointwiseEpilogueUsesScratch) {
+TEST(LibraryPlan, EpilogueChangingTheTypeUsesScratch) {
   checkProgram(R"(
-func @main(%a: f32[M, K], %b: f32[K, N]) -> f32[N, M] {
+func @main(%a: f32[M, K], %b: f32[K, N]) -> f64[M, N] {
   %c = matmul %a, %b : f32[M, N]
-  %t = transpose %c {perm = [1, 0]} : f32[N, M]
-  %r = neg %t : f32[N, M]
+  %d = cast %c {to = f64} : f64[M, N]
+  %r = mul %d, %d : f64[M, N]
   return %r
 })",
-               grid({{"M", {1, 3, 8}}, {"K", {2}}, {"N", {1, 5, 8}}}),
+               grid({{"M", {0, 1, 3, 8}}, {"K", {0, 2}}, {"N", {1, 5}}}),
                {{"r", [](const GemmPlan& p) {
                   ASSERT_TRUE(p.epilogue);
+                  EXPECT_EQ(p.epilogue->body.size(), 2u);
+                  EXPECT_TRUE(p.epilogueOperands.empty());
                   EXPECT_FALSE(p.epilogueInPlace);
                 }}});
+}
+
+// An output transpose joins the library kernel as its epilogue; it cannot run in place on C. (Loop
+// kernels do not lower transposes yet, so this plan is only checked, not executed.)
+TEST(LibraryPlan, TransposingEpilogueIsNotInPlace) {
+  auto p = parse(R"(
+func @main(%a: f32[M, K], %b: f32[K, M]) -> f32[M, M] {
+  %c = matmul %a, %b : f32[M, M]
+  %t = transpose %c {perm = [1, 0]} : f32[M, M]
+  %r = neg %t : f32[M, M]
+  return %r
+})",
+                 true);
+  ASSERT_TRUE(p);
+  auto kernels = libraryKernels(*p->fn);
+  ASSERT_EQ(kernels.size(), 1u);
+  GemmPlan plan;
+  ASSERT_EQ(planLibraryKernel(*kernels[0], nullptr, plan), "");
+  ASSERT_TRUE(plan.epilogue);
+  EXPECT_EQ(plan.epilogue->body.size(), 2u);
+  EXPECT_EQ(plan.epilogue->body[0]->operands[0], plan.matmul->result());
+  EXPECT_EQ(plan.epilogue->body[1]->operands[0], plan.epilogue->body[0]->result());
+  EXPECT_EQ(plan.epilogue->yields[0], plan.epilogue->body[1]->result());
+  EXPECT_EQ(plan.epilogue->result()->type, kernels[0]->result()->type);
+  EXPECT_FALSE(plan.epilogueInPlace) << "same type as C, but a transpose reads other elements than it writes";
 }
 
 TEST(LibraryPlan, RejectsF64) {

@@ -16,6 +16,7 @@
 #include <functional>
 #include <random>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "codegen/Jit.h"
@@ -214,27 +215,39 @@ void checkProgram(const std::string& text, const std::vector<DimBindings>& sizes
       fns[k].push_back(f);
     }
 
-  // The reference: the unfused program returning the kernels' results; the
-  // operands: the fused program without the tested kernels (the interpreter
-  // rejects max over an empty extent even when there are no rows).
-  std::vector<Value*> refVals, operandVals;
+  // The reference: the unfused program returning the kernels' results (or,
+  // for values the pipeline created, the fused program's own); the operands:
+  // the fused program, without the tested kernels it does not need (the
+  // interpreter rejects max over an empty extent even when there are no rows).
+  std::vector<Value*> refVals, operandVals, fusedRefs;
+  std::vector<int> refFrom;  // per kernel result: index in refVals, or -1 - index in fusedRefs
+  std::set<const Operation*> needed;
   for (const Operation* op : kernels) {
     for (const auto& r : op->results) {
-      Value* v = findValue(*ref->fn, r->name);
-      ASSERT_TRUE(v) << "%" << r->name << " is not in the unfused program";
-      refVals.push_back(v);
+      if (Value* v = findValue(*ref->fn, r->name)) {
+        refFrom.push_back(static_cast<int>(refVals.size()));
+        refVals.push_back(v);
+      } else {
+        refFrom.push_back(-1 - static_cast<int>(fusedRefs.size()));
+        fusedRefs.push_back(r.get());
+        needed.insert(op);
+      }
     }
     operandVals.insert(operandVals.end(), op->operands.begin(), op->operands.end());
   }
   returnValues(*ref->fn, refVals);
-  returnValues(*fused->fn, operandVals);
+  std::vector<Value*> fusedReturns = operandVals;
+  fusedReturns.insert(fusedReturns.end(), fusedRefs.begin(), fusedRefs.end());
+  returnValues(*fused->fn, fusedReturns);
+  for (const auto& op : fused->fn->ops)
+    for (const Value* v : op->operands)
+      if (v->def) needed.insert(v->def);
+  for (const Value* v : fusedReturns)
+    if (v->def) needed.insert(v->def);
   std::vector<std::unique_ptr<Operation>> kept;  // keeps `kernels` alive
   for (auto it = fused->fn->ops.begin(); it != fused->fn->ops.end();) {
     bool tested = std::find(kernels.begin(), kernels.end(), it->get()) != kernels.end();
-    bool used = false;
-    for (const auto& r : (*it)->results)
-      used |= std::find(operandVals.begin(), operandVals.end(), r.get()) != operandVals.end();
-    if (tested && !used) {
+    if (tested && !needed.count(it->get())) {
       kept.push_back(std::move(*it));
       it = fused->fn->ops.erase(it);
     } else {
@@ -257,10 +270,12 @@ void checkProgram(const std::string& text, const std::vector<DimBindings>& sizes
       inputs.push_back(randomTensor(a->type.dtype, shape, o.data, rng));
     }
     if (o.special) o.special(inputs);
-    std::vector<Tensor> want, operands;
+    std::vector<Tensor> refOut, operands, want;
     DimBindings env;
-    ASSERT_TRUE(interpret(*ref->fn, inputs, want, ref->diags, nullptr)) << ref->errors();
+    ASSERT_TRUE(interpret(*ref->fn, inputs, refOut, ref->diags, nullptr)) << ref->errors();
     ASSERT_TRUE(interpret(*fused->fn, inputs, operands, fused->diags, &env)) << fused->errors();
+    for (int from : refFrom)
+      want.push_back(from >= 0 ? refOut[size_t(from)] : operands[operandVals.size() + size_t(-1 - from)]);
 
     size_t resultAt = 0, operandAt = 0;
     for (size_t k = 0; k < kernels.size(); ++k) {
@@ -279,8 +294,9 @@ void checkProgram(const std::string& text, const std::vector<DimBindings>& sizes
       for (size_t vi = 0; vi < kVariants.size(); ++vi) {
         const KernelVariant& v = kVariants[vi];
         if (v.vectorWidth > 1 && ev(iface.guards.vectorExtent) % v.vectorWidth != 0) continue;
-        if (v.index32)
+        if (v.index32) {
           for (const DimExpr& c : iface.guards.indexCounts) ASSERT_LE(ev(c), INT32_MAX);
+        }
         bool equal = true;
         for (const auto& [a, b] : iface.guards.broadcastPairs) equal = equal && ev(a) == ev(b);
         if (v.broadcastFree && !equal) continue;
@@ -444,12 +460,12 @@ func @main(%x: f32[N, D]) -> (f32[N], f32[D], f32[N, D]) {
   checkProgram(text, {{{"N", 3}, {"D", 16384}}, {{"N", 16384}, {"D", 3}}, {{"N", 2}, {"D", 4096}}}, {Data::Mixed, 3});
 }
 
-// Integer and i1 reductions: wrapping sums and products, max/min, truncating mean.
+// Integer reductions (wrapping sums and products, max/min) and i1 values around reductions.
 TEST(ReductionKernels, Integers) {
   for (const char* dt : {"i64", "i32", "i8"}) {
     SCOPED_TRACE(dt);
     std::string text = std::regex_replace(R"(
-func @main(%x: T[N, D], %k: T[D]) -> (T[N, D], T[N], T[N], T[D], T[D], T[N]) {
+func @main(%x: T[N, D], %k: T[D]) -> (T[N, D], T[N], T[N], T[D], T[D]) {
   %mx = reduce_max %x {axes = [1], keepdims = true}
   %y = sub %x, %mx
   %s = reduce_sum %x {axes = [1], keepdims = false}
@@ -457,19 +473,24 @@ func @main(%x: T[N, D], %k: T[D]) -> (T[N, D], T[N], T[N], T[D], T[D], T[N]) {
   %xk = mul %x, %k
   %cs = reduce_sum %xk {axes = [0], keepdims = false}
   %cm = reduce_min %x {axes = [0], keepdims = false}
-  %me = reduce_mean %x {axes = [1], keepdims = false}
-  return %y, %s, %p, %cs, %cm, %me
+  return %y, %s, %p, %cs, %cm
 }
 )", std::regex("\\bT\\["), std::string(dt) + "[");
     checkProgram(text, grid({{"N", {1, 2, 9, 65}}, {"D", {1, 7, 8, 64, 300}}}), {Data::Wide, 2});
   }
+  // i1 is not a reduction dtype in the IR; i1 values feed and leave reductions.
   const char* bools = R"(
-func @main(%x: i1[N, D]) -> (i1[N], i1[N], i1[D], i1[D]) {
-  %any = reduce_max %x {axes = [1], keepdims = false}
-  %all = reduce_min %x {axes = [1], keepdims = false}
-  %s = reduce_sum %x {axes = [0], keepdims = false}
-  %p = reduce_prod %x {axes = [0], keepdims = false}
-  return %any, %all, %s, %p
+func @main(%x: i1[N, D], %y: f32[N, D]) -> (i1[N, D], i32[D], i1[N]) {
+  %z = constant 0.0 : f32[]
+  %gt = gt %y, %z
+  %b = and %x, %gt
+  %i = cast %b {to = i32}
+  %m = reduce_max %i {axes = [1], keepdims = true}
+  %one = eq %i, %m
+  %cs = reduce_sum %i {axes = [0], keepdims = false}
+  %s = reduce_sum %y {axes = [1], keepdims = false}
+  %pos = gt %s, %z
+  return %one, %cs, %pos
 }
 )";
   checkProgram(bools, grid({{"N", {1, 2, 3, 9}}, {"D", {1, 2, 8, 65}}}), {Data::Mixed, 2});

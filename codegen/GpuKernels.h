@@ -1,0 +1,64 @@
+// GPU kernels: every kernel version of a model as a PTX entry (LLVM NVPTX), with its launch mapping for the host code.
+//
+// A GPU kernel reuses the CPU kernel body of its kind unchanged (the
+// functions of codegen/Kernel.h, computing a range of parallel units); only
+// the mapping differs. Each GPU thread takes "thread units" in a grid-stride
+// loop, so any grid covers any size:
+//
+//   loop kernels   a block of W consecutive elements (W = the version's
+//                  vector width on the GPU: 4 f32 = one 128-bit access; 1 in
+//                  the fallback), so neighbouring threads touch neighbouring
+//                  memory;
+//   input kernels  one output element (a column of a column reduction), so
+//                  the reads of a warp are coalesced along the row;
+//   stitch kernels one row per thread.
+//
+// Entry parameters, in order: one pointer per kernel input, one per output,
+// one i64 per symbol of KernelInterface::symbols, then the i64 count of thread
+// units. Math functions resolve to libdevice (`__nv_expf`, ...), linked from
+// the CUDA toolkit.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/ModelPlan.h"
+
+namespace dscc::codegen {
+
+/// Options of GPU code generation.
+struct GpuOptions {
+  /// The architecture, "sm_80" or "sm_90".
+  std::string arch = "sm_90";
+  /// libdevice from the CUDA toolkit.
+  std::string libdevice = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
+  int optLevel = 3;
+  /// Threads per block of every launch.
+  int blockSize = 256;
+};
+
+/// One PTX entry.
+struct GpuKernel {
+  std::string entry;    ///< the PTX entry name
+  size_t kernel = 0;    ///< index into ModelPlan::kernels
+  size_t version = 0;   ///< index into KernelPlan::versions (copies: 0)
+  /// Elements per thread unit of a loop kernel (1 for other kinds).
+  int unitWidth = 1;
+  /// For densifying copies of library operands: which operand ("a" or "b"); empty for kernel versions.
+  std::string copyOf;
+  /// The number of thread units: a dim expression over the model's symbols.
+  DimExpr threadUnits;
+  /// The symbols passed after the pointers, in order.
+  std::vector<std::string> symbols;
+};
+
+/// Generates the PTX module of `plan` for `opts.arch`. Returns "" or an error;
+/// `ptx` receives the text, `kernels` the entries; `llvmText` (optional) the
+/// optimised LLVM IR.
+std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::string& ptx,
+                           std::vector<GpuKernel>& kernels, std::string* llvmText = nullptr);
+
+/// Parses `cuda:sm_80` / `cuda:sm_90` into an architecture; "" (with `err`) if it is not one.
+std::string parseCudaTarget(const std::string& target, std::string* err);
+
+}  // namespace dscc::codegen
