@@ -82,7 +82,7 @@ def copy_bandwidth(threads: int, mb: int = 256) -> tuple:
         torch.set_num_threads(threads)
         src = torch.rand(n)
         dst = torch.empty_like(src)
-        fn, how = (lambda: dst.copy_(src)), f"torch copy_, {threads} threads"
+        fn, how = (lambda: dst.copy_(src)), f"torch copy_, {threads} thread(s)"
     except ImportError:
         src = np.random.default_rng(0).random(n, dtype=np.float32)
         dst = np.empty_like(src)
@@ -508,7 +508,7 @@ def header(args, copy_gbs: float, copy_how: str) -> List[str]:
          f"- points per workload: up to {args.points}; repeats: {args.repeats} (median; each sample loops "
          f"calls for at least 5 ms)",
          "- dscc: `dscc compile " + args.opt + "`, called through `dscc_model_run` with a context of "
-         f"{args.threads} threads and caller-allocated outputs; BLAS: OpenBLAS (runtime/)"]
+         f"{args.threads} thread(s) and caller-allocated outputs; BLAS: OpenBLAS (runtime/)"]
     try:
         import torch
 

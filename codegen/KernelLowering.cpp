@@ -352,29 +352,56 @@ class LoopEmitter {
     llvm::Function* fn = b_.GetInsertBlock()->getParent();
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     if (vw() > 1) {
-      // The vector version: n is a multiple of the width, so blocks of
-      // exactly vw() elements, whose constant trip count LLVM unrolls and
-      // widens into straight vector code with no remainder loop.
+      // The vector version: n is a multiple of the width, so the row is
+      // blocks of exactly vw() elements with no remainder loop.
       auto* outer = llvm::BasicBlock::Create(ctx_, name + ".block", fn);
       b_.CreateBr(outer);
       b_.SetInsertPoint(outer);
       llvm::PHINode* c = b_.CreatePHI(i64(), 2, "blk");
       c->addIncoming(b_.getInt64(0), pre);
-      llvm::BasicBlock* outerPre = b_.GetInsertBlock();
-      auto* inner = llvm::BasicBlock::Create(ctx_, name, fn);
-      b_.CreateBr(inner);
-      b_.SetInsertPoint(inner);
-      llvm::PHINode* l = b_.CreatePHI(i64(), 2, "lane");
-      l->addIncoming(b_.getInt64(0), outerPre);
-      llvm::Value* j = b_.CreateAdd(c, l, "j", true, true);
-      computeAndStore(readers, j, outRow);
-      llvm::Value* l1 = b_.CreateAdd(l, b_.getInt64(1), "lane.next", true, true);
-      l->addIncoming(l1, b_.GetInsertBlock());
-      auto* latch = llvm::BasicBlock::Create(ctx_, name + ".block.next", fn);
-      b_.CreateCondBr(b_.CreateICmpULT(l1, b_.getInt64(vw())), inner, latch);
-      b_.SetInsertPoint(latch);
+      // One block: whole-vector loads of the unit-stride operands, the body
+      // per lane, whole-vector stores; neighbouring lanes share one access.
+      auto vecOf = [&](DType dt) -> llvm::FixedVectorType* {
+        if (dt == DType::I1) return nullptr;  // stored as bytes, computed as i1
+        return llvm::FixedVectorType::get(storageType(ctx_, dt), vw());
+      };
+      auto align = [&](DType dt) {
+        return llvm::Align(p_.variant.alignedBlocks ? vw() * dtypeSize(dt) : dtypeSize(dt));
+      };
+      std::vector<std::vector<llvm::Value*>> laneVals(readers.size());
+      for (size_t k = 0; k < readers.size(); ++k) {
+        const Reader& r = readers[k];
+        DType dt = p_.operands[k].value->type.dtype;
+        if (r.value || r.step || !vecOf(dt)) continue;
+        llvm::Value* at = b_.CreateInBoundsGEP(storageType(ctx_, dt), r.rowPtr, c);
+        llvm::Value* v = b_.CreateAlignedLoad(vecOf(dt), at, align(dt));
+        for (int l = 0; l < vw(); ++l) laneVals[k].push_back(b_.CreateExtractElement(v, l));
+      }
+      std::vector<std::vector<llvm::Value*>> outLanes(outRow.size());
+      for (int l = 0; l < vw(); ++l) {
+        std::vector<Reader> lane = readers;
+        for (size_t k = 0; k < readers.size(); ++k)
+          if (!laneVals[k].empty()) lane[k].value = laneVals[k][l];
+        llvm::Value* j = b_.CreateAdd(c, b_.getInt64(l), "j", true, true);
+        std::vector<llvm::Value*> res;
+        computeAndStore(lane, j, outRow, &res);
+        for (size_t i = 0; i < res.size(); ++i) outLanes[i].push_back(res[i]);
+      }
+      for (size_t i = 0; i < outRow.size(); ++i) {
+        DType dt = p_.fusion->result(i)->type.dtype;
+        if (!vecOf(dt)) {
+          for (int l = 0; l < vw(); ++l) {
+            llvm::Value* j = b_.CreateAdd(c, b_.getInt64(l), "j", true, true);
+            storeElement(b_, dt, outLanes[i][l], b_.CreateInBoundsGEP(storageType(ctx_, dt), outRow[i], j));
+          }
+          continue;
+        }
+        llvm::Value* v = llvm::PoisonValue::get(vecOf(dt));
+        for (int l = 0; l < vw(); ++l) v = b_.CreateInsertElement(v, outLanes[i][l], l);
+        b_.CreateAlignedStore(v, b_.CreateInBoundsGEP(storageType(ctx_, dt), outRow[i], c), align(dt));
+      }
       llvm::Value* c1 = b_.CreateAdd(c, b_.getInt64(vw()), "blk.next", true, true);
-      c->addIncoming(c1, latch);
+      c->addIncoming(c1, b_.GetInsertBlock());
       b_.CreateCondBr(b_.CreateICmpSLT(c1, n), outer, exit);
       return;
     }
@@ -392,7 +419,8 @@ class LoopEmitter {
   // The kernel body for one element: element `j` of the row (null: the
   // single element of a rank-0 space). Body ops run in order; operands load
   // when first used.
-  void computeAndStore(const std::vector<Reader>& readers, llvm::Value* j, const std::vector<llvm::Value*>& outs) {
+  void computeAndStore(const std::vector<Reader>& readers, llvm::Value* j, const std::vector<llvm::Value*>& outs,
+                       std::vector<llvm::Value*>* results = nullptr) {
     std::map<const Value*, llvm::Value*> vals;
     std::map<const Value*, size_t> operandIndex;
     for (size_t k = 0; k < p_.operands.size(); ++k) operandIndex.emplace(p_.operands[k].value, k);
@@ -416,6 +444,10 @@ class LoopEmitter {
       vals[op->result()] = res;
     }
     for (size_t i = 0; i < outs.size(); ++i) {
+      if (results) {
+        results->push_back(get(p_.fusion->yields[i]));
+        continue;
+      }
       DType dt = p_.fusion->result(i)->type.dtype;
       llvm::Value* ptr = j ? b_.CreateInBoundsGEP(storageType(ctx_, dt), outs[i], j) : outs[i];
       storeElement(b_, dt, get(p_.fusion->yields[i]), ptr);

@@ -91,11 +91,11 @@ struct Driver {
 #define DSCC_CU_MEMBER(name) decltype(&::name) name = nullptr;
   DSCC_CU_FUNCTIONS(DSCC_CU_MEMBER)
 #undef DSCC_CU_MEMBER
-  CUdevice device = 0;
-  std::string name;       ///< "NVIDIA H200 (sm_90)"
-  std::once_flag primaryOnce;
-  CUcontext primary = nullptr;  ///< device 0's primary context, retained for the process's life
-  CUresult primaryResult = CUDA_SUCCESS;
+  CUdevice device = 0;                    ///< device 0, the one dscc uses
+  std::string name;                       ///< "NVIDIA H200 (sm_90)"
+  std::once_flag primaryOnce;             ///< retains `primary` on first use
+  CUcontext primary = nullptr;            ///< device 0's primary context, retained for the process's life
+  CUresult primaryResult = CUDA_SUCCESS;  ///< how retaining it went
 };
 
 /// "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
@@ -235,8 +235,8 @@ size_t sizeClass(size_t bytes) {
 
 /// A loaded module with its kernels looked up so far.
 struct dscc_cuda_module {
-  CUmodule module = nullptr;
-  const dscc::runtime::cuda::ContextState* owner = nullptr;
+  CUmodule module = nullptr;                                  ///< the driver's module
+  const dscc::runtime::cuda::ContextState* owner = nullptr;  ///< the state of the context that loaded it
   /// A kernel and the dynamic shared memory it has been allowed so far.
   struct Kernel {
     CUfunction function = nullptr;
@@ -248,8 +248,9 @@ struct dscc_cuda_module {
 
 namespace dscc::runtime::cuda {
 
+/// A context's stream, allocator cache, modules and cuBLAS handle (docs/gpu-runtime.md).
 struct ContextState {
-  CUstream stream = nullptr;
+  CUstream stream = nullptr;  ///< all of the context's work is queued here, in call order
   std::mutex memoryMutex;                          ///< guards the two maps below
   std::unordered_map<CUdeviceptr, size_t> live;    ///< handed-out block -> its size class
   std::map<size_t, std::vector<CUdeviceptr>> cached;  ///< size class -> freed blocks
@@ -493,8 +494,9 @@ void* dscc_cuda_alloc(dscc_context* ctx, size_t bytes) {
         r = d.cuMemAlloc(&p, size);
       }
       if (r != CUDA_SUCCESS)
-        return fail(ctx, statusOf(r) == DSCC_OUT_OF_MEMORY ? DSCC_OUT_OF_MEMORY : statusOf(r),
-                    std::string(kName) + ": " + std::to_string(bytes) + " bytes: " + describe(d, "cuMemAlloc", r));
+        return fail(ctx, statusOf(r),
+                    std::string(kName) + ": " + std::to_string(bytes) + " bytes: " +
+                        describe(d, DSCC_CU_STRING(cuMemAlloc), r));
     }
     s->live.emplace(p, size);
     result = reinterpret_cast<void*>(static_cast<uintptr_t>(p));
