@@ -20,3 +20,15 @@ shared_workloads = os.path.join(config.dscc_src_root, "..", "shared", "workloads
 if os.path.isdir(shared_workloads):
     config.available_features.add("shared-workloads")
     config.substitutions.append(("%shared_workloads", shared_workloads))
+
+# The CUDA toolkit, where present: ptxas assembles generated PTX, libdevice
+# provides GPU math. Tests that need them say so with REQUIRES and are
+# reported UNSUPPORTED (with that reason) where the toolkit is absent.
+import shutil
+cuda_bin = "/usr/local/cuda/bin"
+ptxas = shutil.which("ptxas") or (os.path.join(cuda_bin, "ptxas") if os.path.exists(os.path.join(cuda_bin, "ptxas")) else None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+if os.path.exists("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"):
+    config.available_features.add("libdevice")

@@ -3,6 +3,7 @@
 #include <memory>
 #include <sstream>
 
+#include "codegen/GpuKernels.h"
 #include "codegen/LibraryPlan.h"
 #include "tools/Commands.h"
 #include "tools/Frontend.h"
@@ -11,9 +12,9 @@ namespace dscc::tools {
 namespace {
 
 struct ExplainOpts {
-  std::string file, func;
+  std::string file, func, target = "cpu";
   std::vector<std::string> dims;
-  int vectorWidth = 8;
+  int vectorWidth = 0;
 };
 
 std::string opsSummary(const Operation& fusion) {
@@ -30,7 +31,16 @@ std::string value(const DimExpr& e, const DimBindings& env) {
 
 int cmdExplain(const ExplainOpts& o) {
   codegen::PlanOptions popts;
-  popts.vectorWidth = o.vectorWidth;
+  bool gpu = o.target != "cpu";
+  if (gpu) {
+    std::string why;
+    if (codegen::parseCudaTarget(o.target, &why).empty()) {
+      std::cerr << "dscc: error: " << why << "\n";
+      return 1;
+    }
+  }
+  popts.vectorWidth = o.vectorWidth > 0 ? o.vectorWidth : gpu ? 4 : 8;
+  popts.alignedVectors = gpu;
   auto fe = loadAndPlan(o.file, o.func, popts, std::cerr);
   if (!fe) return 1;
   const Function& f = *fe->func;
@@ -98,7 +108,8 @@ int cmdExplain(const ExplainOpts& o) {
         continue;
       }
       auto h = g.holdsAt(env);
-      std::cout << "  -- run time: " << (h ? (*h ? "true" : "false") : "unknown") << "\n";
+      std::cout << "  -- run time: " << (h ? (*h ? "true" : "false") : "unknown")
+                << (g.aligned ? " (the pointers are tested per call; shown as aligned)" : "") << "\n";
     }
     size_t v = k.chooseVersion(env);
     std::cout << "    versions:";
@@ -116,7 +127,8 @@ Command addExplainCommand(CLI::App& app) {
   c->add_option("file", o->file, "the .dsc program")->required();
   c->add_option("--dim", o->dims, "SYMBOL=N: a size (repeatable; every symbol of the inputs)")->allow_extra_args(false);
   c->add_option("--func", o->func, "the function (default: @main or the only one)");
-  c->add_option("--vector-width", o->vectorWidth, "as for dscc compile (default 8)");
+  c->add_option("--vector-width", o->vectorWidth, "as for dscc compile (default 8 on the CPU, 4 on the GPU)");
+  c->add_option("--target", o->target, "cpu (default), cuda:sm_80 or cuda:sm_90");
   return {c, [o] { return cmdExplain(*o); }};
 }
 
