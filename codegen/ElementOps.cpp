@@ -28,7 +28,13 @@ llvm::Value* libm(llvm::IRBuilderBase& b, const char* f32Name, const char* f64Na
   llvm::Type* t = x->getType();
   const char* name = t->isFloatTy() ? f32Name : f64Name;
   llvm::FunctionCallee fn = moduleOf(b).getOrInsertFunction(name, llvm::FunctionType::get(t, {t}, false));
-  if (auto* decl = llvm::dyn_cast<llvm::Function>(fn.getCallee())) decl->setDoesNotThrow();
+  if (auto* decl = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
+    // No errno is ever read, so the calls are pure: the vectorisers may then
+    // use vector math libraries, and unused calls may go.
+    decl->setDoesNotThrow();
+    decl->setDoesNotAccessMemory();
+    decl->setWillReturn();
+  }
   return b.CreateCall(fn, {x});
 }
 

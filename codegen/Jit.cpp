@@ -3,6 +3,7 @@
 
 #include <mutex>
 
+#include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -68,7 +69,7 @@ llvm::OptimizationLevel optimizationLevel(int level) {
 
 }  // namespace
 
-void runOptPipeline(llvm::Module& m, llvm::TargetMachine& tm, int level) {
+void runOptPipeline(llvm::Module& m, llvm::TargetMachine& tm, int level, bool libmvec) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -78,6 +79,25 @@ void runOptPipeline(llvm::Module& m, llvm::TargetMachine& tm, int level) {
   pto.LoopVectorization = level >= 2;
   pto.SLPVectorization = level >= 2;
   llvm::PassBuilder pb(&tm, pto);
+  // With glibc's libmvec the vectorisers turn expf, erff, tanhf, ... into
+  // calls of their 4- and 8-lane versions (the artifact links -lmvec).
+  llvm::Triple triple(m.getTargetTriple());
+  llvm::TargetLibraryInfoImpl tlii(triple);
+  if (libmvec) {
+    tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, triple);
+    // glibc 2.35 added these; LLVM 19's preset does not list them yet.
+    static const llvm::VecDesc extra[] = {
+        {"erff", "_ZGVbN4v_erff", llvm::ElementCount::getFixed(4), false, "_ZGV_LLVM_N4v"},
+        {"erff", "_ZGVdN8v_erff", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
+        {"tanhf", "_ZGVbN4v_tanhf", llvm::ElementCount::getFixed(4), false, "_ZGV_LLVM_N4v"},
+        {"tanhf", "_ZGVdN8v_tanhf", llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v"},
+        {"erf", "_ZGVbN2v_erf", llvm::ElementCount::getFixed(2), false, "_ZGV_LLVM_N2v"},
+        {"erf", "_ZGVdN4v_erf", llvm::ElementCount::getFixed(4), false, "_ZGV_LLVM_N4v"},
+        {"tanh", "_ZGVbN2v_tanh", llvm::ElementCount::getFixed(2), false, "_ZGV_LLVM_N2v"},
+        {"tanh", "_ZGVdN4v_tanh", llvm::ElementCount::getFixed(4), false, "_ZGV_LLVM_N4v"}};
+    tlii.addVectorizableFunctions(extra);
+  }
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);

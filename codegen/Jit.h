@@ -38,7 +38,9 @@ class CodeModule {
 
 /// Runs the new pass manager's default pipeline, as `opt -O<level>` does, with
 /// the target machine so the vectoriser sees the target's registers and costs.
-void runOptPipeline(llvm::Module& m, llvm::TargetMachine& tm, int level);
+/// `libmvec`: math calls may become calls of glibc's vector math library
+/// (x86-64 only; whatever runs the code must link libmvec).
+void runOptPipeline(llvm::Module& m, llvm::TargetMachine& tm, int level, bool libmvec = false);
 
 /// The module as LLVM assembly text (what `--emit=llvm` prints).
 std::string emitLLVMText(const CodeModule& m);

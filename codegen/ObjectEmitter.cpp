@@ -14,6 +14,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 #include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
 
 #include "codegen/Jit.h"
 
@@ -71,7 +72,7 @@ std::string optimizeModule(CodeModule& m, const ObjectOptions& opts) {
   if (std::string e = makeTarget(opts, t); !e.empty()) return e;
   m.module().setDataLayout(t.tm->createDataLayout());
   m.module().setTargetTriple(t.triple);
-  runOptPipeline(m.module(), *t.tm, opts.optLevel);
+  runOptPipeline(m.module(), *t.tm, opts.optLevel, /*libmvec=*/llvm::Triple(t.triple).getArch() == llvm::Triple::x86_64);
   return "";
 }
 

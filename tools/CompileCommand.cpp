@@ -225,7 +225,7 @@ int cmdCompile(const CompileOpts& o) {
         // system linker makes the shared library from it.
         std::string tmp = out + ".tmp" + std::to_string(getpid()) + ".o";
         if (!writeFile(tmp, obj, &err)) return fail(err);
-        int rc = runProgram({"cc", "-shared", "-o", out, tmp, "-L" + rt, "-ldscc_runtime", "-Wl,-rpath," + rt, "-lm"});
+        int rc = runProgram({"cc", "-shared", "-o", out, tmp, "-L" + rt, "-ldscc_runtime", "-Wl,-rpath," + rt, "-lmvec", "-lm"});
         std::error_code ec;
         fs::remove(tmp, ec);
         if (rc != 0) return fail("the system linker (cc -shared) failed with status " + std::to_string(rc));
