@@ -47,11 +47,13 @@ struct Storage {
 
 class HostEmitter {
  public:
-  HostEmitter(const ModelPlan& plan, CodeModule& m)
-      : plan_(plan), f_(*plan.func), mod_(m.module()), ctx_(m.context()), b_(ctx_) {}
+  HostEmitter(const ModelPlan& plan, CodeModule& m, const GpuArtifact* gpu)
+      : plan_(plan), f_(*plan.func), mod_(m.module()), ctx_(m.context()), b_(ctx_), gpu_(gpu) {}
 
   std::string emit(const std::string& source) {
-    if (std::string e = emitKernels(); !e.empty()) return e;
+    // GPU models run their kernels from the PTX module; the host module holds none.
+    if (!gpu_)
+      if (std::string e = emitKernels(); !e.empty()) return e;
     declareRuntime();
     if (std::string e = emitHost(); !e.empty()) return e;
     emitData(source);
@@ -103,6 +105,18 @@ class HostEmitter {
     gemm_ = declare("dscc_sgemm_nd", i32(),
                     {p, i32(), i32(), i64(), i64(), i64(), p, i64(), p, i64(), p, i64(), i32(), p, p, p, p});
     copy_ = declare("dscc_copy_strided", i32(), {p, p, p, i64(), i32(), p, p});
+    if (gpu_) {
+      // Device memory, kernels and the BLAS go through the CUDA runtime (runtime/dscc_cuda.h).
+      alloc_ = declare("dscc_cuda_alloc", p, {p, i64()});
+      free_ = declare("dscc_cuda_free", b_.getVoidTy(), {p, p});
+      gemm_ = declare("dscc_cuda_sgemm_nd", i32(),
+                      {p, i32(), i32(), i64(), i64(), i64(), p, i64(), p, i64(), p, i64(), i32(), p, p, p, p, i32()});
+      moduleGet_ = declare("dscc_cuda_module_get", i32(), {p, p, p, p});
+      cudaLaunch_ = declare("dscc_cuda_launch", i32(), {p, p, p, i64(), i32(), i32(), p});
+      toDevice_ = declare("dscc_cuda_copy_to_device", i32(), {p, p, p, i64()});
+      deviceCopy_ = declare("dscc_cuda_copy_device", i32(), {p, p, p, i64()});
+      sync_ = declare("dscc_cuda_synchronize", i32(), {p});
+    }
     // dscc_tensor: { void* data; int64_t* dims; int32_t rank; int32_t dtype; }
     tensorTy_ = llvm::StructType::get(ctx_, {p, p, i32(), i32()});
   }
@@ -309,7 +323,12 @@ class HostEmitter {
       inData_.push_back(inData[i]);
     }
     if (std::string e = assignStorage(); !e.empty()) return e;
+    if (gpu_) loadGpuModule();
     for (size_t i = 0; i < nOutputs; ++i) {
+      if (gpu_) {
+        prepareDeviceOutput(outputs, i);
+        continue;
+      }
       const Value* r = f_.returns[i];
       llvm::Value* t = b_.CreateConstInBoundsGEP1_64(tensorTy_, outputs, i);
       llvm::Value* dataSlot = b_.CreateStructGEP(tensorTy_, t, 0);
@@ -331,8 +350,11 @@ class HostEmitter {
       const Value* r = f_.returns[i];
       const Storage& s = storage_.at(root(r));
       if (s.kind == Storage::Output && s.index == i) continue;
-      b_.CreateMemCpy(outData_[i], llvm::MaybeAlign(1), address(r), llvm::MaybeAlign(1), bytes(r->type));
+      if (gpu_) checked(deviceCopy_, {ctxArg_, outData_[i], address(r), bytes(r->type)});
+      else b_.CreateMemCpy(outData_[i], llvm::MaybeAlign(1), address(r), llvm::MaybeAlign(1), bytes(r->type));
     }
+    // The outputs are complete when the call returns, and the arena is idle.
+    if (gpu_) checked(sync_, {ctxArg_});
     b_.CreateCall(free_, {ctxArg_, b_.CreateLoad(ptrTy(), arenaSlot_)});
     b_.CreateRet(b_.getInt32(0));
 
@@ -344,7 +366,14 @@ class HostEmitter {
       auto* next = llvm::BasicBlock::Create(ctx_, "free.next", hostFn_);
       b_.CreateCondBr(b_.CreateICmpNE(flag, b_.getInt8(0)), doFree, next);
       b_.SetInsertPoint(doFree);
-      b_.CreateCall(tensorFree_, {b_.CreateConstInBoundsGEP1_64(tensorTy_, outputs, i)});
+      llvm::Value* t = b_.CreateConstInBoundsGEP1_64(tensorTy_, outputs, i);
+      if (gpu_) {
+        llvm::Value* slot = b_.CreateStructGEP(tensorTy_, t, 0);
+        b_.CreateCall(free_, {ctxArg_, b_.CreateLoad(ptrTy(), slot)});
+        b_.CreateStore(llvm::ConstantPointerNull::get(b_.getPtrTy()), slot);
+      } else {
+        b_.CreateCall(tensorFree_, {t});
+      }
       b_.CreateBr(next);
       b_.SetInsertPoint(next);
     }
@@ -449,6 +478,14 @@ class HostEmitter {
     std::vector<size_t> slotFreeAt;  // op index after which the slot is free
     for (size_t i = 0; i < f_.ops.size(); ++i) {
       const Operation& op = *f_.ops[i];
+      // On the GPU, values made on the host (constants, dims, scalar
+      // arithmetic) are copied to a device slot for the kernels to read.
+      if (gpu_ && op.kind != OpKind::Fusion && op.kind != OpKind::Reshape && op.kind != OpKind::Check)
+        for (const auto& r : op.results) {
+          size_t slot = acquire(slotFreeAt, i, kEnd);
+          mirror_[r.get()] = slot;
+          slotTemps_[slot].push_back(r->type);
+        }
       if (op.kind != OpKind::Fusion) continue;
       for (const auto& r : op.results) {
         if (storage_.count(r.get())) continue;
@@ -520,6 +557,13 @@ class HostEmitter {
 
   llvm::Value* address(const Value* v) {
     const Value* r = root(v);
+    if (gpu_ && mirror_.count(r)) return slotPtr_[mirror_.at(r)];
+    return hostAddress(v);
+  }
+
+  // Where the host reads a value it computes with (scalar arithmetic).
+  llvm::Value* hostAddress(const Value* v) {
+    const Value* r = root(v);
     const Storage& s = storage_.at(r);
     switch (s.kind) {
       case Storage::Input: return inData_[s.index];
@@ -532,6 +576,15 @@ class HostEmitter {
   // ---- top-level ops ----------------------------------------------------
 
   std::string emitOp(const Operation& op) {
+    std::string e = emitOpOnHost(op);
+    if (e.empty() && gpu_)
+      for (const auto& r : op.results)
+        if (mirror_.count(r.get()))
+          checked(toDevice_, {ctxArg_, slotPtr_[mirror_.at(r.get())], hostAddress(r.get()), bytes(r->type)});
+    return e;
+  }
+
+  std::string emitOpOnHost(const Operation& op) {
     switch (op.kind) {
       case OpKind::Fusion: return emitKernel(op);
       case OpKind::Reshape: case OpKind::Check: return "";
@@ -559,7 +612,11 @@ class HostEmitter {
              ") outside a kernel is not supported";
     if (std::string why = checkElementwiseOp(op); !why.empty()) return "codegen: " + why;
     std::vector<llvm::Value*> args;
-    for (const Value* v : op.operands) args.push_back(loadElement(b_, v->type.dtype, address(v)));
+    for (const Value* v : op.operands) {
+      if (gpu_ && !mirror_.count(root(v)))
+        return "codegen: scalar %" + v->name + " lives on the GPU; host arithmetic on it is not supported yet";
+      args.push_back(loadElement(b_, v->type.dtype, hostAddress(v)));
+    }
     llvm::Value* r = emitElementwiseOp(b_, op, args);
     llvm::Value* slot = entryAlloca(storageType(ctx_, op.result()->type.dtype), 1, op.result()->name);
     storeElement(b_, op.result()->type.dtype, r, slot);
@@ -626,8 +683,24 @@ class HostEmitter {
         b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, b_.CreateUDiv(b_.getInt64(16384), work), b_.getInt64(1));
     std::vector<llvm::Value*> holds;
     for (const GuardPlan& g : k.guards) holds.push_back(g.proved ? b_.getTrue() : guardHolds(g));
+    if (gpu_) {
+      // Dim values are cached by expression, so every one a version's launch
+      // needs is emitted here, before the branches.
+      for (size_t v = 0; v < k.versions.size(); ++v) {
+        const GpuKernel& g = gpuKernel(kIndex, v, "");
+        for (const std::string& sym : g.symbols) dim(DimExpr::symbol(sym));
+        dim(g.threadUnits);
+      }
+      // Vector versions on the GPU also need every buffer 16-byte aligned.
+      for (size_t gi = 0; gi < k.guards.size(); ++gi) {
+        if (!k.guards[gi].aligned) continue;
+        for (llvm::Value* p : ins) holds[gi] = b_.CreateAnd(holds[gi], aligned16(p));
+        for (llvm::Value* p : outs) holds[gi] = b_.CreateAnd(holds[gi], aligned16(p));
+      }
+    }
     auto* join = llvm::BasicBlock::Create(ctx_, k.symbol + ".done", hostFn_);
-    const auto& fns = kernelFns_[kIndex];
+    static const std::vector<llvm::Function*> none;
+    const auto& fns = gpu_ ? none : kernelFns_[kIndex];
     for (size_t v = 0; v < k.versions.size(); ++v) {
       const KernelVariant& kv = k.versions[v];
       llvm::Value* cond = b_.getTrue();
@@ -643,7 +716,8 @@ class HostEmitter {
       if (last) b_.CreateBr(call);
       else b_.CreateCondBr(cond, call, next);
       b_.SetInsertPoint(call);
-      checked(launch_, {ctxArg_, fns[v], inArr, outArr, sizes, units, grain});
+      if (gpu_) launchGpu(gpuKernel(kIndex, v, ""), ins, outs);
+      else checked(launch_, {ctxArg_, fns[v], inArr, outArr, sizes, units, grain});
       b_.CreateBr(join);
       if (next) b_.SetInsertPoint(next);
     }
@@ -670,8 +744,10 @@ class HostEmitter {
       std::vector<llvm::Value*> ds, ss;
       for (const DimExpr& d : o.copyDims) ds.push_back(dim(d));
       for (const DimExpr& s : o.copyStrides) ss.push_back(dim(s));
-      checked(copy_, {ctxArg_, dst, src, b_.getInt64(4), b_.getInt32(o.copyDims.size()), i64Array(ds, "copy.dims"),
-                      i64Array(ss, "copy.strides")});
+      if (gpu_) launchGpu(gpuKernel(kIndex, 0, name), {src}, {dst});
+      else
+        checked(copy_, {ctxArg_, dst, src, b_.getInt64(4), b_.getInt32(o.copyDims.size()), i64Array(ds, "copy.dims"),
+                        i64Array(ss, "copy.strides")});
       return dst;
     };
     llvm::Value* a = operandBase(g.a, "a");
@@ -684,15 +760,111 @@ class HostEmitter {
       sb.push_back(dim(g.b.batchStrides[q]));
       sc.push_back(dim(g.batchStridesC[q]));
     }
-    checked(gemm_, {ctxArg_, b_.getInt32(g.a.trans), b_.getInt32(g.b.trans), dim(g.M), dim(g.N), dim(g.K), a,
-                    dim(g.a.ld), bm, dim(g.b.ld), c, dim(g.ldc), b_.getInt32(g.batchDims.size()),
-                    i64Array(bd, "batch.dims"), i64Array(sa, "batch.sa"), i64Array(sb, "batch.sb"),
-                    i64Array(sc, "batch.sc")});
+    std::vector<llvm::Value*> gemmArgs = {ctxArg_, b_.getInt32(g.a.trans), b_.getInt32(g.b.trans), dim(g.M), dim(g.N),
+                                          dim(g.K), a, dim(g.a.ld), bm, dim(g.b.ld), c, dim(g.ldc),
+                                          b_.getInt32(g.batchDims.size()), i64Array(bd, "batch.dims"),
+                                          i64Array(sa, "batch.sa"), i64Array(sb, "batch.sb"), i64Array(sc, "batch.sc")};
+    if (gpu_) gemmArgs.push_back(b_.getInt32(0));  // exact fp32, no TF32
+    checked(gemm_, gemmArgs);
     if (!g.epilogue) return "";
     std::vector<llvm::Value*> ins = {c};
     for (size_t idx : g.epilogueOperands) ins.push_back(address(op.operands.at(idx)));
     launch(*k, kIndex, ins, outs);
     return "";
+  }
+
+  // ---- GPU -----------------------------------------------------------------
+
+  // The module: the cubin for the target when ptxas made one, PTX as the
+  // fallback the driver compiles (cached per context by the runtime).
+  void loadGpuModule() {
+    auto blob = [&](const std::string& bytes, const std::string& name) -> llvm::Value* {
+      auto* init = llvm::ConstantDataArray::getString(ctx_, bytes, /*AddNull=*/true);
+      auto* g = new llvm::GlobalVariable(mod_, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init, name);
+      g->setAlignment(llvm::Align(64));
+      return g;
+    };
+    llvm::Value* ptx = blob(gpu_->ptx, "gpu.ptx");
+    llvm::Value* image = gpu_->cubin.empty() ? ptx : blob(gpu_->cubin, "gpu.cubin");
+    llvm::Value* slot = entryAlloca(ptrTy(), 1, "gpu.module");
+    checked(moduleGet_, {ctxArg_, image, gpu_->cubin.empty() ? llvm::ConstantPointerNull::get(b_.getPtrTy()) : ptx, slot});
+    module_ = b_.CreateLoad(ptrTy(), slot, "module");
+  }
+
+  // Output i on the device: the caller's buffer after the runtime's shape
+  // check, or (data == NULL) a new device buffer, freed again on failure.
+  void prepareDeviceOutput(llvm::Value* outputs, size_t i) {
+    const Value* r = f_.returns[i];
+    llvm::Value* t = b_.CreateConstInBoundsGEP1_64(tensorTy_, outputs, i);
+    llvm::Value* dataSlot = b_.CreateStructGEP(tensorTy_, t, 0);
+    std::vector<llvm::Value*> ds;
+    for (const DimExpr& d : r->type.dims) ds.push_back(dim(d));
+    llvm::Value* nbytes = bytes(r->type);  // emitted before the branch: dims are cached
+    llvm::Value* given = b_.CreateLoad(ptrTy(), dataSlot);
+    auto* mine = llvm::BasicBlock::Create(ctx_, "out.alloc", hostFn_);
+    auto* theirs = llvm::BasicBlock::Create(ctx_, "out.given", hostFn_);
+    auto* next = llvm::BasicBlock::Create(ctx_, "out.ready", hostFn_);
+    b_.CreateCondBr(b_.CreateIsNull(given), mine, theirs);
+    b_.SetInsertPoint(theirs);
+    checked(prepareOutput_, {ctxArg_, t, b_.getInt32(i), b_.getInt32(static_cast<int>(r->type.dtype)),
+                             b_.getInt32(r->type.rank()), i64Array(ds, "out.dims")});
+    b_.CreateBr(next);
+    b_.SetInsertPoint(mine);
+    llvm::Value* rank = b_.CreateLoad(i32(), b_.CreateStructGEP(tensorTy_, t, 2));
+    require(b_.CreateICmpEQ(rank, b_.getInt32(r->type.rank())), kShapeMismatch,
+            escape("output " + std::to_string(i) + " is " + r->type.str() + "; the caller's tensor has rank ") + "%d",
+            {rank});
+    llvm::Value* dimsPtr = b_.CreateLoad(ptrTy(), b_.CreateStructGEP(tensorTy_, t, 1));
+    if (r->type.rank() > 0)
+      require(b_.CreateIsNotNull(dimsPtr), kInvalidArgument,
+              escape("output " + std::to_string(i) + ": dims is NULL; the caller must give room for " +
+                     std::to_string(r->type.rank()) + " dims"));
+    for (size_t d = 0; d < ds.size(); ++d) b_.CreateStore(ds[d], b_.CreateConstInBoundsGEP1_64(i64(), dimsPtr, d));
+    b_.CreateStore(b_.getInt32(static_cast<int>(r->type.dtype)), b_.CreateStructGEP(tensorTy_, t, 3));
+    llvm::Value* mem = b_.CreateCall(alloc_, {ctxArg_, nbytes});
+    auto* ok = llvm::BasicBlock::Create(ctx_, "out.alloc.ok", hostFn_);
+    auto* bad = llvm::BasicBlock::Create(ctx_, "out.alloc.bad", hostFn_);
+    b_.CreateCondBr(b_.CreateIsNull(mem), bad, ok);
+    b_.SetInsertPoint(bad);
+    fail(b_.getInt32(4));  // DSCC_OUT_OF_MEMORY; the runtime set the message
+    b_.SetInsertPoint(ok);
+    b_.CreateStore(mem, dataSlot);
+    b_.CreateStore(b_.getInt8(1), b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), allocated_, i));
+    b_.CreateBr(next);
+    b_.SetInsertPoint(next);
+    outData_.push_back(b_.CreateLoad(ptrTy(), dataSlot, "out." + r->name));
+  }
+
+  llvm::Value* aligned16(llvm::Value* p) {
+    return b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(p, i64()), b_.getInt64(15)), b_.getInt64(0));
+  }
+
+  const GpuKernel& gpuKernel(size_t kernel, size_t version, const std::string& copyOf) {
+    for (const GpuKernel& g : gpu_->kernels)
+      if (g.kernel == kernel && g.copyOf == copyOf && (!copyOf.empty() || g.version == version)) return g;
+    static const GpuKernel none;
+    return none;  // planned together with the PTX, so not reached
+  }
+
+  // One launch: pointers, then the kernel's symbols, then its thread units;
+  // a 1-D grid of 256-thread blocks, capped (the kernels loop grid-stride).
+  void launchGpu(const GpuKernel& g, const std::vector<llvm::Value*>& ins, const std::vector<llvm::Value*>& outs) {
+    std::vector<llvm::Value*> params;
+    auto param = [&](llvm::Value* v, llvm::Type* t) {
+      llvm::Value* slot = entryAlloca(t, 1, "arg");
+      b_.CreateStore(v, slot);
+      params.push_back(slot);
+    };
+    for (llvm::Value* p : ins) param(p, ptrTy());
+    for (llvm::Value* p : outs) param(p, ptrTy());
+    for (const std::string& sym : g.symbols) param(dim(DimExpr::symbol(sym)), i64());
+    llvm::Value* units = dim(g.threadUnits);
+    param(units, i64());
+    const int64_t block = 256;
+    llvm::Value* blocks = b_.CreateUDiv(b_.CreateAdd(units, b_.getInt64(block - 1)), b_.getInt64(block));
+    llvm::Value* grid = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, blocks, b_.getInt64(1 << 20));
+    checked(cudaLaunch_, {ctxArg_, module_, str(g.entry), grid, b_.getInt32(block), b_.getInt32(0),
+                          ptrArray(params, g.entry + ".params")});
   }
 
   // ---- exported data ------------------------------------------------------
@@ -705,7 +877,7 @@ class HostEmitter {
     };
     addString("dscc_model_source", source);
     addString("dscc_model_entry", f_.name);
-    addString("dscc_model_target", "cpu");
+    addString("dscc_model_target", gpu_ ? gpu_->target : "cpu");
     llvm::GlobalAlias::create(llvm::GlobalValue::ExternalLinkage, "dscc_model_run", hostFn_);
   }
 
@@ -716,6 +888,11 @@ class HostEmitter {
   llvm::IRBuilder<> b_;
   std::vector<std::vector<llvm::Function*>> kernelFns_;
   llvm::FunctionCallee setError_, checkInput_, prepareOutput_, alloc_, free_, tensorFree_, launch_, gemm_, copy_;
+  // GPU models only.
+  const GpuArtifact* gpu_ = nullptr;
+  llvm::FunctionCallee moduleGet_, cudaLaunch_, toDevice_, deviceCopy_, sync_;
+  llvm::Value* module_ = nullptr;
+  std::map<const Value*, size_t> mirror_;
   llvm::StructType* tensorTy_ = nullptr;
   llvm::Function* hostFn_ = nullptr;
   llvm::Value* ctxArg_ = nullptr;
@@ -736,8 +913,8 @@ class HostEmitter {
 
 }  // namespace
 
-std::string emitModel(const ModelPlan& plan, const std::string& source, CodeModule& m) {
-  HostEmitter e(plan, m);
+std::string emitModel(const ModelPlan& plan, const std::string& source, CodeModule& m, const GpuArtifact* gpu) {
+  HostEmitter e(plan, m, gpu);
   e.owner_ = &m;
   return e.emit(source);
 }

@@ -18,16 +18,28 @@
 
 #include <string>
 
+#include "codegen/GpuKernels.h"
 #include "codegen/ModelPlan.h"
 
 namespace dscc::codegen {
 
 class CodeModule;
 
+/// A GPU model's kernels, made by emitGpuKernels, for the host code to launch.
+struct GpuArtifact {
+  std::string target;  ///< "cuda:sm_90"
+  std::string ptx;     ///< the PTX module (always embedded: the fallback image)
+  std::string cubin;   ///< ptxas's cubin for the target, or "" when ptxas was absent
+  std::vector<GpuKernel> kernels;
+};
+
 /// Emits the model planned in `plan` into `m`: kernels (internal linkage) and
 /// the exported host function and data. `source` is the program text stored
-/// in the artifact. Returns "" or an error (an op the host code cannot run).
-std::string emitModel(const ModelPlan& plan, const std::string& source, CodeModule& m);
+/// in the artifact. With `gpu`, the host function works on device buffers and
+/// launches the GPU kernels of `gpu` instead (docs/gpu.md). Returns "" or an
+/// error (an op the host code cannot run).
+std::string emitModel(const ModelPlan& plan, const std::string& source, CodeModule& m,
+                      const GpuArtifact* gpu = nullptr);
 
 /// Lowers version `v` of kernel `k` (with the CPU calling convention of
 /// codegen/Kernel.h) to function `name` in `m`, whatever its kind.

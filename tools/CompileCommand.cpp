@@ -69,6 +69,18 @@ int runProgram(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// ptxas from PATH or the CUDA toolkit's usual place; "" if neither has it.
+std::string findPtxas() {
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream ss(path);
+    std::string dir;
+    while (std::getline(ss, dir, ':'))
+      if (!dir.empty() && access((fs::path(dir) / "ptxas").c_str(), X_OK) == 0) return (fs::path(dir) / "ptxas").string();
+  }
+  if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return "/usr/local/cuda/bin/ptxas";
+  return "";
+}
+
 std::string headerText(const Function& f, const std::string& file) {
   std::string guard = "DSCC_MODEL_" + codegen::cIdentifier(f.name) + "_H";
   for (char& c : guard) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -162,14 +174,6 @@ int cmdCompile(const CompileOpts& o) {
     std::cerr << "dscc: error: --emit=ptx needs a GPU target (--target=cuda:sm_80 or cuda:sm_90)\n";
     return 1;
   }
-  if (!gpuArch.empty()) {
-    for (const std::string& k : kinds)
-      if (k != "ptx" && k != "ir" && k != "fused-ir") {
-        std::cerr << "dscc: error: --emit=" << k << " for " << o.target
-                  << " is not supported yet (GPU host code is not generated yet); use --emit=ptx\n";
-        return 1;
-      }
-  }
   codegen::PlanOptions popts;
   // One vector block is a 256-bit register on the CPU, a 128-bit access on the GPU.
   popts.vectorWidth = o.vectorWidth > 0 ? o.vectorWidth : gpuArch.empty() ? 8 : 4;
@@ -185,22 +189,40 @@ int cmdCompile(const CompileOpts& o) {
   if (wants("ir") && !writeFile(pathFor("ir"), fe->parsedIR, &err)) return fail(err);
   if (wants("fused-ir") && !writeFile(pathFor("fused-ir"), printFunction(*fe->func), &err)) return fail(err);
   if (wants("header") && !writeFile(pathFor("header"), headerText(*fe->func, o.file), &err)) return fail(err);
-  if (wants("ptx")) {
+  bool needCode = wants("llvm") || wants("asm") || wants("obj") || wants("so");
+  codegen::GpuArtifact gpu;
+  if (!gpuArch.empty() && (wants("ptx") || needCode)) {
     codegen::GpuOptions go;
     go.arch = gpuArch;
-    std::string ptx;
-    std::vector<codegen::GpuKernel> gks;
-    if (std::string e = codegen::emitGpuKernels(fe->plan, go, ptx, gks); !e.empty())
+    gpu.target = o.target;
+    if (std::string e = codegen::emitGpuKernels(fe->plan, go, gpu.ptx, gpu.kernels); !e.empty())
       return fail(o.file + ": cannot compile @" + fe->func->name + " for " + o.target + ": " + e);
-    if (!writeFile(pathFor("ptx"), ptx, &err)) return fail(err);
+    if (wants("ptx") && !writeFile(pathFor("ptx"), gpu.ptx, &err)) return fail(err);
+    // A cubin for the named arch beside the PTX when ptxas is here; the PTX
+    // stays in the artifact as the fallback the driver compiles.
+    if (needCode) {
+      std::string ptxas = findPtxas();
+      if (!ptxas.empty()) {
+        std::string base = (fs::temp_directory_path() / ("dscc-" + std::to_string(getpid()))).string();
+        if (writeFile(base + ".ptx", gpu.ptx, &err) &&
+            runProgram({ptxas, "-arch=" + gpuArch, base + ".ptx", "-o", base + ".cubin"}) == 0) {
+          std::ifstream in(base + ".cubin", std::ios::binary);
+          gpu.cubin.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        } else {
+          std::cerr << "dscc: warning: ptxas failed; the artifact carries PTX only\n";
+        }
+        std::error_code ec;
+        fs::remove(base + ".ptx", ec);
+        fs::remove(base + ".cubin", ec);
+      }
+    }
   }
-  bool needCode = wants("llvm") || wants("asm") || wants("obj") || wants("so");
   std::vector<std::string> written;
   for (const std::string& k : kinds)
     if (pathFor(k) != "-") written.push_back(pathFor(k));
   if (needCode) {
     codegen::CodeModule m(fe->func->name);
-    if (std::string e = codegen::emitModel(fe->plan, fe->source, m); !e.empty())
+    if (std::string e = codegen::emitModel(fe->plan, fe->source, m, gpuArch.empty() ? nullptr : &gpu); !e.empty())
       return fail(o.file + ": cannot compile @" + fe->func->name + ": " + e);
     codegen::ObjectOptions oo;
     oo.optLevel = o.optLevel;

@@ -18,6 +18,7 @@
 #include "ir/Npy.h"
 #include "ir/Parser.h"
 #include "passes/Pipeline.h"
+#include "runtime/dscc_cuda.h"
 #include "runtime/dscc_runtime.h"
 #include "tools/Commands.h"
 
@@ -243,8 +244,24 @@ struct ContextHolder {
 struct AbiOutputs {
   std::vector<std::vector<int64_t>> dims;
   std::vector<dscc_tensor> tensors;
+  dscc_context* device = nullptr;  ///< set for a GPU model: the data is device memory
   ~AbiOutputs() {
-    for (auto& t : tensors) dscc_tensor_free(&t);
+    for (auto& t : tensors) {
+      if (device) {
+        dscc_cuda_free(device, t.data);
+        t.data = nullptr;
+      }
+      dscc_tensor_free(&t);
+    }
+  }
+};
+
+// Device copies of the inputs of a GPU model, freed on every exit path.
+struct DeviceBuffers {
+  dscc_context* ctx = nullptr;
+  std::vector<void*> ptrs;
+  ~DeviceBuffers() {
+    for (void* p : ptrs) dscc_cuda_free(ctx, p);
   }
 };
 
@@ -337,10 +354,20 @@ int runCompiled(const RunOpts& o) {
     error("'" + o.file + "' is not a dscc model (missing symbols:" + missing + "); build one with `dscc compile`");
     return 1;
   }
-  if (auto* target = static_cast<const char*>(dlsym(lib.handle, "dscc_model_target"));
-      target && std::string(target) != "cpu") {
-    error("'" + o.file + "' was compiled for target '" + target + "'; `dscc run` runs cpu models only");
-    return 1;
+  // GPU models take device buffers: inputs are copied there and outputs back.
+  bool gpu = false;
+  if (auto* target = static_cast<const char*>(dlsym(lib.handle, "dscc_model_target")); target) {
+    std::string t = target;
+    gpu = t.rfind("cuda:", 0) == 0;
+    if (t != "cpu" && !gpu) {
+      error("'" + o.file + "' was compiled for an unknown target '" + t + "'");
+      return 1;
+    }
+    if (gpu && !dscc_cuda_available()) {
+      error("'" + o.file + "' is a " + t + " model, and no CUDA device can be used here: " +
+            dscc_status_message(nullptr));
+      return 1;
+    }
   }
   if (!o.func.empty() && o.func != entry) {
     error("'" + o.file + "' was compiled for '@" + entry + "', not '@" + o.func + "'");
@@ -365,13 +392,26 @@ int runCompiled(const RunOpts& o) {
   }
   std::vector<int64_t> noDims(1, 0);
   std::vector<dscc_tensor> in(inputs.size());
+  DeviceBuffers device{ctx.ctx, {}};
   for (size_t k = 0; k < inputs.size(); ++k) {
     Tensor& t = inputs[k];
-    in[k] = dscc_tensor{t.bytes.empty() ? nullptr : t.bytes.data(), t.shape.empty() ? noDims.data() : t.shape.data(),
-                        int32_t(t.rank()), dscc_dtype(int(t.dtype))};
+    void* data = t.bytes.empty() ? nullptr : t.bytes.data();
+    if (gpu && data) {
+      void* d = dscc_cuda_alloc(ctx.ctx, t.bytes.size());
+      if (!d || dscc_cuda_copy_to_device(ctx.ctx, d, data, t.bytes.size()) != DSCC_OK) {
+        error(std::string("cannot copy input ") + std::to_string(k) + " to the GPU: " + dscc_status_message(ctx.ctx));
+        if (d) dscc_cuda_free(ctx.ctx, d);
+        return 1;
+      }
+      device.ptrs.push_back(d);
+      data = d;
+    }
+    in[k] = dscc_tensor{data, t.shape.empty() ? noDims.data() : t.shape.data(), int32_t(t.rank()),
+                        dscc_dtype(int(t.dtype))};
   }
   AbiOutputs out;
   makeOutputs(*f, out);
+  out.device = gpu ? ctx.ctx : nullptr;
   auto call = [&] {
     dscc_status s = runFn(ctx.ctx, in.data(), int(in.size()), out.tensors.data(), int(out.tensors.size()));
     if (s != DSCC_OK) {
@@ -384,7 +424,19 @@ int runCompiled(const RunOpts& o) {
   if (!call()) return 1;
   auto t1 = std::chrono::steady_clock::now();
   std::vector<Tensor> outputs;
-  for (const auto& t : out.tensors) outputs.push_back(fromAbi(t));
+  for (const auto& t : out.tensors) {
+    if (!gpu) {
+      outputs.push_back(fromAbi(t));
+      continue;
+    }
+    std::vector<int64_t> shape(t.dims, t.dims + t.rank);
+    Tensor r = Tensor::zeros(DType(int(t.dtype)), shape);
+    if (!r.bytes.empty() && dscc_cuda_copy_to_host(ctx.ctx, r.bytes.data(), t.data, r.bytes.size()) != DSCC_OK) {
+      error(std::string("cannot copy an output from the GPU: ") + dscc_status_message(ctx.ctx));
+      return 1;
+    }
+    outputs.push_back(std::move(r));
+  }
   if (!printOutputs(*f, outputs, o.outDir)) return 1;
   std::cout << "ran @" << f->name << " (compiled, " << dscc_context_num_threads(ctx.ctx) << " threads) in "
             << std::chrono::duration<double, std::milli>(t1 - t0).count() << " ms\n";
