@@ -1,7 +1,13 @@
 // dscc_sgemm_strided_batched, dscc_sgemm_batched and dscc_sgemm_nd: checked arguments, tiles of C over the pool, cblas_sgemm per tile.
 #include "runtime/Blas.h"
 
+#ifndef DSCC_NO_BLAS
 #include <cblas.h>
+#else
+// A runtime-only build without a BLAS (a GPU machine): CPU matmuls report
+// DSCC_UNAVAILABLE; everything else works.
+using blasint = int;
+#endif
 
 #include <algorithm>
 #include <climits>
@@ -85,10 +91,14 @@ void run(dscc_context* ctx, const Gemm& g, int64_t batch, const Operands& operan
       a += g.transA ? m0 : m0 * g.lda;
       bm += g.transB ? n0 * g.ldb : n0;
     }
+#ifndef DSCC_NO_BLAS
     cblas_sgemm(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans, g.transB ? CblasTrans : CblasNoTrans,
                 static_cast<blasint>(m1 - m0), static_cast<blasint>(n1 - n0), static_cast<blasint>(g.K), g.alpha,
                 a, static_cast<blasint>(g.lda), bm, static_cast<blasint>(g.ldb), g.beta, c + m0 * g.ldc + n0,
                 static_cast<blasint>(g.ldc));
+#else
+    (void)a, (void)bm, (void)c, (void)n1;
+#endif
   };
   if (g.M == 0 || g.N == 0 || batch == 0) return;
 
@@ -114,10 +124,16 @@ void run(dscc_context* ctx, const Gemm& g, int64_t batch, const Operands& operan
 
 void initBlas() {
   static std::once_flag once;
+#ifndef DSCC_NO_BLAS
   std::call_once(once, [] { openblas_set_num_threads(1); });
+#endif
 }
 
+#ifndef DSCC_NO_BLAS
 const char* blasConfig() { return openblas_get_config(); }
+#else
+const char* blasConfig() { return "none (runtime-only build without a BLAS)"; }
+#endif
 
 GemmSplit chooseGemmSplit(int64_t M, int64_t N, int64_t K, int64_t batch, int numThreads) {
   GemmSplit split;
@@ -168,6 +184,9 @@ dscc_status dscc_sgemm_strided_batched(dscc_context* ctx, int transA, int transB
                                        int64_t strideC, int64_t batch) {
   static constexpr const char* kName = "dscc_sgemm_strided_batched";
   return guarded(ctx, kName, [&] {
+#ifdef DSCC_NO_BLAS
+    return fail(ctx, DSCC_UNAVAILABLE, std::string(kName) + ": this runtime was built without a BLAS");
+#endif
     const Gemm g{transA != 0, transB != 0, M, N, K, alpha, beta, lda, ldb, ldc};
     if (dscc_status st = dscc::runtime::validate(ctx, kName, g, batch); st != DSCC_OK) return st;
     if (M == 0 || N == 0 || batch == 0) return DSCC_OK;
@@ -189,6 +208,9 @@ dscc_status dscc_sgemm_batched(dscc_context* ctx, int transA, int transB, int64_
                                float beta, float* const* C, int64_t ldc, int64_t batch) {
   static constexpr const char* kName = "dscc_sgemm_batched";
   return guarded(ctx, kName, [&] {
+#ifdef DSCC_NO_BLAS
+    return fail(ctx, DSCC_UNAVAILABLE, std::string(kName) + ": this runtime was built without a BLAS");
+#endif
     const Gemm g{transA != 0, transB != 0, M, N, K, alpha, beta, lda, ldb, ldc};
     if (dscc_status st = dscc::runtime::validate(ctx, kName, g, batch); st != DSCC_OK) return st;
     if (M == 0 || N == 0 || batch == 0) return DSCC_OK;

@@ -137,6 +137,7 @@ const char* dscc_status_name(dscc_status status) {
     case DSCC_FACT_VIOLATED: return "FACT_VIOLATED";
     case DSCC_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
     case DSCC_INTERNAL: return "INTERNAL";
+    case DSCC_UNAVAILABLE: return "UNAVAILABLE";
   }
   return "UNKNOWN";
 }

@@ -10,16 +10,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dscc_runtime.h"
+#include "dscc_runtime.h" /* DSCC_UNAVAILABLE: no GPU, no driver, or built without CUDA headers */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/// No usable GPU: no driver, no device, no cuBLAS (for the gemms), or the
-/// runtime was built without the CUDA headers. dscc_status_message says which.
-/// dscc_status_name does not know this value (it says "UNKNOWN").
-#define DSCC_UNAVAILABLE ((dscc_status)6)
+/// Every call reports DSCC_UNAVAILABLE (dscc_runtime.h) when there is no
+/// usable GPU: no driver, no device, no cuBLAS (for the gemms), or a runtime
+/// built without the CUDA headers; dscc_status_message says which.
 
 /// 1 if a CUDA device can be used (the driver loads and reports at least one
 /// device), else 0 with the reason recorded for dscc_status_message(NULL).

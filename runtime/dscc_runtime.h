@@ -34,7 +34,8 @@ typedef enum dscc_status {
   DSCC_SHAPE_MISMATCH = 2,   ///< a tensor's rank, dims or dtype differ from what the callee requires
   DSCC_FACT_VIOLATED = 3,    ///< run-time sizes break a fact of the model (`S in [1, 512]`, `S % 8 == 0`)
   DSCC_OUT_OF_MEMORY = 4,    ///< an allocation failed or its size overflowed
-  DSCC_INTERNAL = 5          ///< a bug in dscc or in a library it calls
+  DSCC_INTERNAL = 5,         ///< a bug in dscc or in a library it calls
+  DSCC_UNAVAILABLE = 6       ///< no GPU or driver, or a library this runtime was built without (CUDA, BLAS)
 } dscc_status;
 
 /// The element types, in the IR's order (f32 f16 bf16 f64 i64 i32 i8 i1); the values are fixed.

@@ -17,7 +17,9 @@
 #include "ir/Interpreter.h"
 #include "ir/Npy.h"
 #include "ir/Parser.h"
+#ifndef DSCC_RUNTIME_ONLY
 #include "passes/Pipeline.h"
+#endif
 #include "runtime/dscc_cuda.h"
 #include "runtime/dscc_runtime.h"
 #include "tools/Commands.h"
@@ -187,9 +189,13 @@ Function* loadFunction(std::unique_ptr<Module>& m, SourceMgr& sm, int id, DiagEn
                        const std::string& where) {
   m = parseModule(sm, id, diags);
   if (!m) return nullptr;
+#ifndef DSCC_RUNTIME_ONLY
   PipelineOptions popts;
   std::ostringstream passOut;
   if (!runPasses(*m, {lookupPass("infer-shapes")}, diags, popts, passOut)) return nullptr;
+#endif
+  // (A runtime-only build has no solver: the interpreter still checks every
+  // fact, dim and shape relation as it runs.)
   Function* f = func.empty() ? m->entry() : m->lookup(func);
   if (!f)
     error(func.empty() ? "no @main and more than one function; choose one with --func"

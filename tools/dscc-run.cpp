@@ -1,0 +1,13 @@
+// dscc-run: `dscc run` alone, for machines that build only the runtime (-DDSCC_RUNTIME_ONLY=ON, no LLVM or Z3).
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "tools/Commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"dscc-run: run compiled dscc models (and .dsc files in the interpreter); see `dscc run`"};
+  app.require_subcommand(1, 1);
+  dscc::tools::Command run = dscc::tools::addRunCommand(app);
+  CLI11_PARSE(app, argc, argv);
+  return run.run();
+}
