@@ -73,6 +73,20 @@ class HostEmitter {
         fns.push_back(lk.fn);
       }
       kernelFns_.push_back(fns);
+      // Tuned kernels (`--tuning`): every version of every configuration,
+      // each name once (equal names are the same code).
+      std::map<std::string, llvm::Function*> byName;
+      for (size_t v = 0; v < k.versions.size(); ++v) byName[k.functionName(v)] = fns[v];
+      if (k.tuning)
+        for (const TunedConfig& c : k.tuning->configs)
+          for (size_t v = 0; v < c.plan.versions.size(); ++v) {
+            if (byName.count(c.plan.functionName(v))) continue;
+            LoweredKernel lk = lowerKernelVersion(c.plan, v, *owner_, c.plan.functionName(v));
+            if (!lk.ok()) return "kernel " + k.symbol + " (" + c.name + "): " + lk.error;
+            lk.fn->setLinkage(llvm::GlobalValue::InternalLinkage);
+            byName[c.plan.functionName(v)] = lk.fn;
+          }
+      tunedFns_.push_back(std::move(byName));
     }
     return "";
   }
@@ -683,6 +697,10 @@ class HostEmitter {
         b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, b_.CreateUDiv(b_.getInt64(16384), work), b_.getInt64(1));
     std::vector<llvm::Value*> holds;
     for (const GuardPlan& g : k.guards) holds.push_back(g.proved ? b_.getTrue() : guardHolds(g));
+    if (!gpu_ && k.tuning) {
+      launchTuned(k, kIndex, inArr, outArr, sizes, units, work);
+      return;
+    }
     if (gpu_) {
       // Dim values are cached by expression, so every one a version's launch
       // needs is emitted here, before the branches.
@@ -721,6 +739,60 @@ class HostEmitter {
       b_.CreateBr(join);
       if (next) b_.SetInsertPoint(next);
     }
+    b_.SetInsertPoint(join);
+  }
+
+  // A tuned kernel: the range of its governing size selects a configuration
+  // (vector width and chunk), whose own guard cascade then selects the version.
+  void launchTuned(const KernelPlan& k, size_t kIndex, llvm::Value* inArr, llvm::Value* outArr, llvm::Value* sizes,
+                   llvm::Value* units, llvm::Value* work) {
+    const KernelTuningPlan& tp = *k.tuning;
+    // Every value the branches use is computed here, before them (dims are cached by expression).
+    std::vector<std::vector<llvm::Value*>> holds;
+    std::vector<llvm::Value*> grains;
+    for (const TunedConfig& c : tp.configs) {
+      holds.emplace_back();
+      for (const GuardPlan& g : c.plan.guards) holds.back().push_back(g.proved ? b_.getTrue() : guardHolds(g));
+      grains.push_back(
+          b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, b_.CreateUDiv(b_.getInt64(c.chunk), work), b_.getInt64(1)));
+    }
+    llvm::Value* size = dim(tp.size);
+    auto* join = llvm::BasicBlock::Create(ctx_, k.symbol + ".done", hostFn_);
+    auto cascade = [&](size_t ci) {
+      const TunedConfig& c = tp.configs[ci];
+      for (size_t v = 0; v < c.plan.versions.size(); ++v) {
+        const KernelVariant& kv = c.plan.versions[v];
+        llvm::Value* cond = b_.getTrue();
+        for (size_t gi = 0; gi < c.plan.guards.size(); ++gi) {
+          const GuardPlan& g = c.plan.guards[gi];
+          bool assumed = (g.kind == GuardKind::Vector && kv.vectorWidth > 1) ||
+                         (g.kind == GuardKind::Index32 && kv.index32) ||
+                         (g.kind == GuardKind::BroadcastFree && kv.broadcastFree);
+          if (assumed && !g.proved) cond = b_.CreateAnd(cond, holds[ci][gi]);
+        }
+        bool last = v + 1 == c.plan.versions.size();
+        auto* call = llvm::BasicBlock::Create(ctx_, k.symbol + "." + c.name + "." + kv.name(), hostFn_);
+        auto* next = last ? nullptr : llvm::BasicBlock::Create(ctx_, k.symbol + ".try", hostFn_);
+        if (last) b_.CreateBr(call);
+        else b_.CreateCondBr(cond, call, next);
+        b_.SetInsertPoint(call);
+        checked(launch_, {ctxArg_, tunedFns_[kIndex].at(c.plan.functionName(v)), inArr, outArr, sizes, units, grains[ci]});
+        b_.CreateBr(join);
+        if (next) b_.SetInsertPoint(next);
+      }
+    };
+    for (size_t r = 0; r < tp.ranges.size(); ++r) {
+      const KernelTuningPlan::Range& range = tp.ranges[r];
+      llvm::Value* in = b_.CreateAnd(b_.CreateICmpSGE(size, b_.getInt64(range.from)),
+                                     b_.CreateICmpSLE(size, b_.getInt64(range.to)));
+      auto* body = llvm::BasicBlock::Create(ctx_, k.symbol + ".range" + std::to_string(r), hostFn_);
+      auto* next = llvm::BasicBlock::Create(ctx_, k.symbol + ".range.next", hostFn_);
+      b_.CreateCondBr(in, body, next);
+      b_.SetInsertPoint(body);
+      cascade(range.config);
+      b_.SetInsertPoint(next);
+    }
+    cascade(tp.fallback);
     b_.SetInsertPoint(join);
   }
 
@@ -887,6 +959,7 @@ class HostEmitter {
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
   std::vector<std::vector<llvm::Function*>> kernelFns_;
+  std::vector<std::map<std::string, llvm::Function*>> tunedFns_;  // by function name, per kernel
   llvm::FunctionCallee setError_, checkInput_, prepareOutput_, alloc_, free_, tensorFree_, launch_, gemm_, copy_;
   // GPU models only.
   const GpuArtifact* gpu_ = nullptr;

@@ -19,6 +19,7 @@ class ShapeSolver;
 namespace dscc::codegen {
 
 struct GemmPlan;
+struct KernelTuningPlan;
 
 /// The guards a kernel's versions can assume.
 enum class GuardKind { Vector, Index32, BroadcastFree };
@@ -54,11 +55,43 @@ struct KernelPlan {
   std::vector<KernelVariant> versions;
   /// For library kernels: the BLAS call and the epilogue.
   std::shared_ptr<GemmPlan> gemm;
+  /// `dscc compile --tuning`: a configuration per size range; null when untuned.
+  std::shared_ptr<const KernelTuningPlan> tuning;
 
   /// The name of the function of version `v`.
   std::string functionName(size_t v) const { return symbol + "." + versions[v].name(); }
   /// The index of the first version whose guards hold at `env` (the one the host code calls).
   size_t chooseVersion(const DimBindings& env) const;
+};
+
+/// One tuned configuration of a kernel: the kernel planned with the
+/// configuration's vector width (its own guards and versions) and the
+/// elements per parallel task.
+struct TunedConfig {
+  KernelPlan plan;
+  int64_t chunk = 16384;
+  std::string name;  ///< `v8.c16384`
+};
+
+/// A kernel's range table (tuner/ApplyTuning.h): `size` in [from, to] runs
+/// configs[config]; any other size runs configs[fallback].
+struct KernelTuningPlan {
+  struct Range {
+    int64_t from = 0, to = 0;
+    size_t config = 0;
+  };
+  DimExpr size;
+  std::vector<Range> ranges;
+  std::vector<TunedConfig> configs;
+  size_t fallback = 0;
+  /// The configuration that applies at `env` (nullopt when `size` cannot be evaluated).
+  std::optional<size_t> configAt(const DimBindings& env) const {
+    auto v = size.evaluate(env);
+    if (!v) return std::nullopt;
+    for (const Range& r : ranges)
+      if (*v >= r.from && *v <= r.to) return r.config;
+    return fallback;
+  }
 };
 
 /// Options of the planner.

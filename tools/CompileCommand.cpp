@@ -18,6 +18,7 @@
 #include "ir/Printer.h"
 #include "tools/Commands.h"
 #include "tools/Frontend.h"
+#include "tuner/ApplyTuning.h"
 
 extern char** environ;
 
@@ -27,7 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct CompileOpts {
-  std::string file, output, func, emit, depFile, cpu = "native", runtimeDir, target = "cpu";
+  std::string file, output, func, emit, depFile, cpu = "native", runtimeDir, target = "cpu", tuning;
   bool objectOnly = false, depsMD = false;
   int optLevel = 2, vectorWidth = 0;
 };
@@ -180,6 +181,26 @@ int cmdCompile(const CompileOpts& o) {
   popts.alignedVectors = !gpuArch.empty();
   auto fe = loadAndPlan(o.file, o.func, popts, std::cerr);
   if (!fe) return 1;
+  // --tuning: per-range configurations (docs/tuning.md); other vector widths
+  // are planned from the same file and kept alive until the code is emitted.
+  std::vector<std::unique_ptr<Frontend>> tunedPlans;
+  if (!o.tuning.empty()) {
+    if (!gpuArch.empty()) {
+      std::cerr << "dscc: error: --tuning applies to the cpu target only\n";
+      return 1;
+    }
+    auto planWidth = [&](int w) -> const codegen::ModelPlan* {
+      codegen::PlanOptions p = popts;
+      p.vectorWidth = w;
+      tunedPlans.push_back(loadAndPlan(o.file, o.func, p, std::cerr));
+      return tunedPlans.back() ? &tunedPlans.back()->plan : nullptr;
+    };
+    if (std::string e = tuner::loadTuning(o.tuning, *fe->solver, fe->plan, popts.vectorWidth, planWidth, std::cerr);
+        !e.empty()) {
+      std::cerr << e << "\n";
+      return 1;
+    }
+  }
   std::string err;
   auto fail = [&](const std::string& msg) {
     std::cerr << "dscc: error: " << msg << "\n";
@@ -284,6 +305,7 @@ Command addCompileCommand(CLI::App& app) {
                 "elements per block of vector kernel versions (default 8 on the CPU, 4 on the GPU; 1: none)");
   c->add_option("--target", o->target, "cpu (default), cuda:sm_80 or cuda:sm_90");
   c->add_option("--runtime-dir", o->runtimeDir, "folder of libdscc_runtime.so to link against");
+  c->add_option("--tuning", o->tuning, "a dscc-tune file: vector width and parallel chunk per size range (docs/tuning.md)");
   return {c, [o] { return cmdCompile(*o); }};
 }
 

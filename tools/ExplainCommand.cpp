@@ -7,12 +7,13 @@
 #include "codegen/LibraryPlan.h"
 #include "tools/Commands.h"
 #include "tools/Frontend.h"
+#include "tuner/ApplyTuning.h"
 
 namespace dscc::tools {
 namespace {
 
 struct ExplainOpts {
-  std::string file, func, target = "cpu";
+  std::string file, func, target = "cpu", tuning;
   std::vector<std::string> dims;
   int vectorWidth = 0;
 };
@@ -43,6 +44,24 @@ int cmdExplain(const ExplainOpts& o) {
   popts.alignedVectors = gpu;
   auto fe = loadAndPlan(o.file, o.func, popts, std::cerr);
   if (!fe) return 1;
+  std::vector<std::unique_ptr<Frontend>> tunedPlans;  // other vector widths, alive while fe's plan points into them
+  if (!o.tuning.empty()) {
+    if (gpu) {
+      std::cerr << "dscc: error: --tuning applies to the cpu target only\n";
+      return 1;
+    }
+    auto planWidth = [&](int w) -> const codegen::ModelPlan* {
+      codegen::PlanOptions p = popts;
+      p.vectorWidth = w;
+      tunedPlans.push_back(loadAndPlan(o.file, o.func, p, std::cerr));
+      return tunedPlans.back() ? &tunedPlans.back()->plan : nullptr;
+    };
+    if (std::string e = tuner::loadTuning(o.tuning, *fe->solver, fe->plan, popts.vectorWidth, planWidth, std::cerr);
+        !e.empty()) {
+      std::cerr << e << "\n";
+      return 1;
+    }
+  }
   const Function& f = *fe->func;
   DimBindings env;
   for (const std::string& d : o.dims) {
@@ -111,6 +130,24 @@ int cmdExplain(const ExplainOpts& o) {
       std::cout << "  -- run time: " << (h ? (*h ? "true" : "false") : "unknown")
                 << (g.aligned ? " (the pointers are tested per call; shown as aligned)" : "") << "\n";
     }
+    if (k.tuning) {
+      // The tuned range picks a configuration; its own guard cascade picks the version.
+      const codegen::KernelTuningPlan& tp = *k.tuning;
+      auto ci = tp.configAt(env);
+      std::string where = "outside every range: fallback";
+      auto sz = tp.size.evaluate(env);
+      for (const auto& r : tp.ranges)
+        if (sz && *sz >= r.from && *sz <= r.to)
+          where = "range [" + std::to_string(r.from) + ", " + std::to_string(r.to) + "]";
+      const codegen::TunedConfig& c = tp.configs[ci ? *ci : tp.fallback];
+      std::cout << "    tuned: " << tp.size.str() << " = " << value(tp.size, env) << ", " << where << " -> " << c.name
+                << " (chunk " << c.chunk << " elements per task)\n";
+      size_t v = c.plan.chooseVersion(env);
+      std::cout << "    versions:";
+      for (size_t q = 0; q < c.plan.versions.size(); ++q) std::cout << " " << c.plan.versions[q].name();
+      std::cout << "\n    runs: " << c.plan.functionName(v) << "\n";
+      continue;
+    }
     size_t v = k.chooseVersion(env);
     std::cout << "    versions:";
     for (size_t q = 0; q < k.versions.size(); ++q) std::cout << " " << k.versions[q].name();
@@ -129,6 +166,7 @@ Command addExplainCommand(CLI::App& app) {
   c->add_option("--func", o->func, "the function (default: @main or the only one)");
   c->add_option("--vector-width", o->vectorWidth, "as for dscc compile (default 8 on the CPU, 4 on the GPU)");
   c->add_option("--target", o->target, "cpu (default), cuda:sm_80 or cuda:sm_90");
+  c->add_option("--tuning", o->tuning, "a dscc-tune file: show the range and configuration that apply");
   return {c, [o] { return cmdExplain(*o); }};
 }
 

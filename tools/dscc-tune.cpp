@@ -1,0 +1,257 @@
+// dscc-tune: measures a model's kernels over a shape distribution and writes per-range configurations (docs/tuning.md); `merge` joins shards.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <sstream>
+
+#include "tools/Frontend.h"
+#include "tuner/ShapeDistribution.h"
+#include "tuner/Tuner.h"
+#include "tuner/TuningTable.h"
+
+using namespace dscc;
+
+namespace {
+
+std::atomic<bool> gInterrupted{false};
+
+extern "C" void onSigint(int) {
+  gInterrupted.store(true);
+  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
+}
+
+std::string baseName(const std::string& p) {
+  size_t s = p.find_last_of('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+std::string cpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      size_t c = line.find(':');
+      if (c != std::string::npos) return line.substr(line.find_first_not_of(" \t", c + 1));
+    }
+  return "unknown";
+}
+
+// `30s`, `5m`, `1h` or plain seconds.
+bool parseBudget(const std::string& s, double& seconds) {
+  std::smatch m;
+  if (!std::regex_match(s, m, std::regex(R"(([0-9]+(?:\.[0-9]+)?)\s*(s|m|h)?)"))) return false;
+  seconds = std::stod(m[1]) * (m[2] == "m" ? 60 : m[2] == "h" ? 3600 : 1);
+  return true;
+}
+
+bool writeFile(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out || !(out << text)) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+std::string ns(double v) {
+  char buf[64];
+  if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.3f ms", v / 1e6);
+  else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%.2f us", v / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.1f ns", v);
+  return buf;
+}
+
+void printSummary(const tuner::TuningFile& t, std::ostream& os) {
+  auto line = [&](const std::string& name, const tuner::Expectation& e) {
+    double regret = e.oracle > 0 ? 100.0 * (e.tuned - e.oracle) / e.oracle : 0;
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.1f%%", regret);
+    os << name << ": tuned " << ns(e.tuned) << ", best single " << ns(e.bestSingle) << ", untuned " << ns(e.defaults)
+       << ", oracle " << ns(e.oracle) << " (regret " << pct << ")\n";
+  };
+  for (const tuner::KernelTuning& k : t.kernels) {
+    if (k.measurements.empty()) continue;
+    line("kernel " + std::to_string(k.index) + " " + k.symbol + " (" + std::to_string(k.measurements.size()) + "/" +
+             std::to_string(k.pointsTotal) + " sizes, " + std::to_string(k.ranges.size()) + " ranges)",
+         k.expect);
+  }
+  line("model @" + t.func, t.expect);
+}
+
+int runMerge(int argc, char** argv) {
+  CLI::App app{"dscc-tune merge: join tuning files (shards) of one model into one table"};
+  std::vector<std::string> inputs;
+  std::string output;
+  app.add_option("files", inputs, "tuning files to merge")->required();
+  app.add_option("-o", output, "the merged tuning file")->required();
+  try {
+    app.parse(argc - 1, argv + 1);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  std::vector<tuner::TuningFile> files;
+  for (const std::string& f : inputs) {
+    tuner::TuningFile t;
+    std::string err;
+    if (!tuner::readTuning(f, t, err)) {
+      std::cerr << err << "\n";
+      return 1;
+    }
+    files.push_back(std::move(t));
+  }
+  tuner::TuningFile merged;
+  std::string err;
+  if (!tuner::mergeTunings(files, merged, err)) {
+    std::cerr << "dscc-tune: error: " << err << "\n";
+    return 1;
+  }
+  if (!writeFile(output, tuner::writeTuning(merged))) {
+    std::cerr << "dscc-tune: error: cannot write " << output << "\n";
+    return 1;
+  }
+  printSummary(merged, std::cout);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "merge") return runMerge(argc, argv);
+  CLI::App app{"dscc-tune: tune a model's kernels over a shape distribution (docs/tuning.md)\n"
+               "  dscc-tune merge A.yaml B.yaml ... -o T.yaml  joins shards"};
+  std::string file, shapes, output, budget = "5m", target = "cpu", shard, func;
+  int maxVersions = 3, threads = 0;
+  int64_t seed = -1, maxMiB = 4096;
+  bool fakeTimer = false, listPoints = false;
+  app.add_option("model", file, "the .dsc program")->required();
+  app.add_option("--shapes", shapes, "the shape distribution (YAML, spec/shapes.md)")->required();
+  app.add_option("-o", output, "the tuning file to write");
+  app.add_option("--budget", budget, "measuring time: 30s, 5m, 1h (default 5m)");
+  app.add_option("--max-versions", maxVersions, "at most this many ranges per kernel (default 3)");
+  app.add_option("--target", target, "cpu (the only target tuned so far)");
+  app.add_option("--shard", shard, "i/N: measure only slice i of N (0-based), to merge later");
+  app.add_option("--seed", seed, "draw with this seed instead of the file's");
+  app.add_option("--func", func, "the function (default: the file's func, else @main or the only one)");
+  app.add_option("--threads", threads, "threads of the measuring context (default: one per hardware thread)");
+  app.add_option("--max-mib", maxMiB, "skip sizes whose buffers exceed this many MiB (default 4096)");
+  app.add_flag("--fake-timer", fakeTimer, "a deterministic cost model instead of running kernels (for tests)");
+  app.add_flag("--list-points", listPoints, "print the distribution's points (merged, with weights) and exit");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  tuner::TuneOptions opts;
+  if (!parseBudget(budget, opts.budgetSeconds)) {
+    std::cerr << "dscc-tune: error: bad --budget '" << budget << "' (expected e.g. 30s, 5m, 1h)\n";
+    return 1;
+  }
+  if (target != "cpu") {
+    std::cerr << "dscc-tune: error: target '" << target << "' cannot be tuned yet (only cpu)\n";
+    return 1;
+  }
+  if (maxVersions < 1) {
+    std::cerr << "dscc-tune: error: --max-versions must be at least 1\n";
+    return 1;
+  }
+  if (!shard.empty()) {
+    std::smatch m;
+    if (!std::regex_match(shard, m, std::regex(R"(([0-9]+)/([0-9]+))")) || std::stoi(m[2]) < 1 ||
+        std::stoi(m[1]) >= std::stoi(m[2])) {
+      std::cerr << "dscc-tune: error: bad --shard '" << shard << "' (expected i/N with 0 <= i < N)\n";
+      return 1;
+    }
+    opts.shardIndex = std::stoi(m[1]);
+    opts.shardCount = std::stoi(m[2]);
+  }
+  if (output.empty() && !listPoints) {
+    std::cerr << "dscc-tune: error: -o FILE is required\n";
+    return 1;
+  }
+
+  tuner::DistributionSpec spec;
+  std::string err;
+  if (!tuner::loadDistribution(shapes, spec, err)) {
+    std::cerr << err << "\n";
+    return 1;
+  }
+  if (seed >= 0) spec.seed = static_cast<uint64_t>(seed);
+  if (func.empty()) func = spec.func;
+  std::map<int, std::unique_ptr<tools::Frontend>> fronts;
+  std::map<int, const codegen::ModelPlan*> plans;
+  for (int w : {4, 8, 16}) {
+    codegen::PlanOptions popts;
+    popts.vectorWidth = w;
+    auto fe = tools::loadAndPlan(file, func, popts, std::cerr);
+    if (!fe) return 1;
+    plans[w] = &fe->plan;
+    fronts[w] = std::move(fe);
+  }
+  const Function& f = *fronts[8]->func;
+  std::vector<tuner::WeightedPoint> points;
+  if (!tuner::expandDistribution(spec, f, points, err)) {
+    std::cerr << err << "\n";
+    return 1;
+  }
+  if (listPoints) {
+    double total = 0;
+    for (const auto& p : points) {
+      std::cout << tuner::pointText(p.dims) << " weight " << p.weight << "\n";
+      total += p.weight;
+    }
+    std::cout << points.size() << " points, total weight " << total << "\n";
+    return 0;
+  }
+
+  opts.maxVersions = maxVersions;
+  opts.threads = threads;
+  opts.fakeTimer = fakeTimer;
+  opts.maxBytes = static_cast<uint64_t>(std::max<int64_t>(maxMiB, 1)) << 20;
+  opts.interrupt = &gInterrupted;
+  bool tty = isatty(2);
+  opts.progress = [tty](const tuner::TuneProgress& p) {
+    double eta = p.done ? p.elapsedSeconds / p.done * (p.total - p.done) : 0;
+    char buf[256];
+    if (tty) {
+      int filled = p.total ? static_cast<int>(30 * p.done / p.total) : 30;
+      std::snprintf(buf, sizeof buf, "\r[%-30s] %zu/%zu  %.0fs, ETA %.0fs  ", std::string(filled, '#').c_str(), p.done,
+                    p.total, p.elapsedSeconds, eta);
+      std::cerr << buf << std::flush;
+      if (p.done == p.total) std::cerr << "\n";
+    } else {
+      std::snprintf(buf, sizeof buf, "dscc-tune: %zu/%zu %s (%.1fs, ETA %.0fs)\n", p.done, p.total, p.what.c_str(),
+                    p.elapsedSeconds, eta);
+      std::cerr << buf;
+    }
+  };
+  opts.note = [tty](const std::string& s) { std::cerr << (tty ? "\n" : "") << "dscc-tune: note: " << s << "\n"; };
+  std::signal(SIGINT, onSigint);
+
+  tuner::TuningFile t;
+  t.device = cpuModel();
+  t.func = f.name;
+  t.source = baseName(file);
+  t.shapes = baseName(shapes);
+  t.maxVersions = maxVersions;
+  if (!shard.empty()) t.shard = shard;
+  bool complete = false;
+  if (std::string e = tuner::tuneModel(plans, points, opts, t, &complete); !e.empty()) {
+    std::cerr << "dscc-tune: error: " << e << "\n";
+    return 1;
+  }
+  if (!complete)
+    std::cerr << (tty ? "\n" : "") << "dscc-tune: "
+              << (gInterrupted.load() ? "interrupted" : "budget spent") << ": writing what was measured\n";
+  if (!writeFile(output, tuner::writeTuning(t))) {
+    std::cerr << "dscc-tune: error: cannot write " << output << "\n";
+    return 1;
+  }
+  printSummary(t, std::cout);
+  return gInterrupted.load() ? 130 : 0;
+}

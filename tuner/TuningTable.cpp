@@ -1,0 +1,391 @@
+// Range tables from measurements (a DP over sorted sizes), the tuning YAML (write, read with located errors) and merging shards.
+#include "tuner/TuningTable.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "ir/Printer.h"
+
+namespace dscc::tuner {
+
+std::vector<TuneConfig> cpuConfigs() {
+  std::vector<TuneConfig> out;
+  for (int w : {4, 8, 16})
+    for (int64_t c : {4096, 16384, 65536}) out.push_back({w, c});
+  return out;
+}
+
+TuneConfig defaultConfig() { return {8, 16384}; }
+
+std::optional<TuneConfig> parseConfigName(const std::string& s) {
+  int w = 0;
+  long long c = 0;
+  char tail = 0;
+  if (std::sscanf(s.c_str(), "v%d.c%lld%c", &w, &c, &tail) != 2) return std::nullopt;
+  if (w < 1 || c < 1 || TuneConfig{w, c}.name() != s) return std::nullopt;
+  return TuneConfig{w, c};
+}
+
+DimExpr governingSize(const codegen::KernelPlan& k) {
+  if (!k.iface.workPerUnit.isConst()) return k.iface.workPerUnit;
+  return k.iface.units;
+}
+
+std::string kernelFingerprint(const codegen::KernelPlan& k) {
+  std::string text = k.kind + "\n" + printOp(*k.fusion);
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+TuneConfig configAt(const KernelTuning& k, int64_t size) {
+  for (const TableRange& r : k.ranges)
+    if (size >= r.from && size <= r.to) return r.config;
+  return k.fallback;
+}
+
+namespace {
+
+bool measurementLess(const Measurement& a, const Measurement& b) {
+  return std::tie(a.size, a.units, a.work, a.at) < std::tie(b.size, b.units, b.work, b.at);
+}
+
+void buildKernel(KernelTuning& k, int maxVersions) {
+  std::sort(k.measurements.begin(), k.measurements.end(), measurementLess);
+  std::vector<TuneConfig> cfgs = cpuConfigs();
+  size_t C = cfgs.size();
+  k.ranges.clear();
+  k.fallback = defaultConfig();
+  k.expect = {};
+  k.hasFallback = true;
+  if (k.measurements.empty()) return;
+  // cost[j][c]: weight * time of config c over the points of the j-th distinct size.
+  std::vector<int64_t> sizes;
+  std::vector<std::vector<double>> cost;
+  double totalW = 0;
+  for (const Measurement& m : k.measurements) {
+    if (sizes.empty() || sizes.back() != m.size) {
+      sizes.push_back(m.size);
+      cost.emplace_back(C, 0.0);
+    }
+    totalW += m.weight;
+    for (size_t c = 0; c < C; ++c) cost.back()[c] += m.weight * m.timesNs.at(cfgs[c].name());
+  }
+  size_t M = sizes.size();
+  std::vector<std::vector<double>> prefix(M + 1, std::vector<double>(C, 0.0));
+  for (size_t j = 0; j < M; ++j)
+    for (size_t c = 0; c < C; ++c) prefix[j + 1][c] = prefix[j][c] + cost[j][c];
+  auto seg = [&](size_t i, size_t j, size_t* arg) {  // sizes [i, j)
+    double best = std::numeric_limits<double>::infinity();
+    for (size_t c = 0; c < C; ++c) {
+      double v = prefix[j][c] - prefix[i][c];
+      if (v < best) best = v, *arg = c;
+    }
+    return best;
+  };
+  size_t K = static_cast<size_t>(std::max(1, maxVersions));
+  const double inf = std::numeric_limits<double>::infinity();
+  // best[s][j]: the least cost of sizes [0, j) in exactly s intervals; from[s][j]: where the last one starts.
+  std::vector<std::vector<double>> best(K + 1, std::vector<double>(M + 1, inf));
+  std::vector<std::vector<size_t>> from(K + 1, std::vector<size_t>(M + 1, 0));
+  best[0][0] = 0;
+  for (size_t s = 1; s <= K; ++s)
+    for (size_t j = 1; j <= M; ++j)
+      for (size_t i = s - 1; i < j; ++i) {
+        if (best[s - 1][i] == inf) continue;
+        size_t arg = 0;
+        double v = best[s - 1][i] + seg(i, j, &arg);
+        if (v < best[s][j]) best[s][j] = v, from[s][j] = i;
+      }
+  size_t bestS = 1;
+  for (size_t s = 2; s <= K; ++s)
+    if (best[s][M] < best[bestS][M]) bestS = s;
+  std::vector<std::pair<size_t, size_t>> segs;  // [i, j)
+  for (size_t s = bestS, j = M; s > 0; --s) {
+    size_t i = from[s][j];
+    segs.insert(segs.begin(), {i, j});
+    j = i;
+  }
+  for (size_t q = 0; q < segs.size(); ++q) {
+    auto [i, j] = segs[q];
+    size_t arg = 0;
+    seg(i, j, &arg);
+    TableRange r{q == 0 ? sizes[i] : k.ranges.back().to + 1, q + 1 == segs.size() ? sizes[j - 1] : sizes[j] - 1, cfgs[arg]};
+    if (!k.ranges.empty() && k.ranges.back().config == r.config) k.ranges.back().to = r.to;
+    else k.ranges.push_back(r);
+  }
+  size_t single = 0;
+  double singleCost = seg(0, M, &single);
+  k.fallback = cfgs[single];
+  size_t def = std::find(cfgs.begin(), cfgs.end(), defaultConfig()) - cfgs.begin();
+  double oracle = 0;
+  for (size_t j = 0; j < M; ++j) {
+    size_t arg = 0;
+    oracle += seg(j, j + 1, &arg);
+  }
+  k.expect.tuned = best[bestS][M] / totalW;
+  k.expect.bestSingle = singleCost / totalW;
+  k.expect.defaults = prefix[M][def] / totalW;
+  k.expect.oracle = oracle / totalW;
+}
+
+std::string quoted(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') q += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    q += c;
+  }
+  return q + "\"";
+}
+
+std::string num(double v, const char* fmt = "%.1f") {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+std::string expectText(const Expectation& e) {
+  return "{tuned: " + num(e.tuned) + ", best_single: " + num(e.bestSingle) + ", default: " + num(e.defaults) +
+         ", oracle: " + num(e.oracle) + "}";
+}
+
+std::string bindings(const DimBindings& b) {
+  std::string s = "{";
+  for (const auto& [k, v] : b) s += (s.size() > 1 ? ", " : "") + k + ": " + std::to_string(v);
+  return s + "}";
+}
+
+// --- reading ---
+
+struct ReadError {
+  YAML::Mark mark;
+  std::string msg;
+};
+
+[[noreturn]] void bad(const YAML::Node& n, const std::string& msg) { throw ReadError{n.Mark(), msg}; }
+
+YAML::Node need(const YAML::Node& map, const std::string& key, const std::string& where) {
+  if (!map.IsMap()) bad(map, where + " must be a map");
+  YAML::Node n = map[key];
+  if (!n) bad(map, where + " has no '" + key + "'");
+  return n;
+}
+
+std::string str(const YAML::Node& n, const std::string& what) {
+  if (!n.IsScalar()) bad(n, what + " must be a scalar");
+  return n.Scalar();
+}
+
+int64_t integer(const YAML::Node& n, const std::string& what) {
+  try {
+    if (n.IsScalar()) return n.as<int64_t>();
+  } catch (const YAML::Exception&) {
+  }
+  bad(n, what + " must be an integer");
+}
+
+double number(const YAML::Node& n, const std::string& what) {
+  try {
+    if (n.IsScalar()) return n.as<double>();
+  } catch (const YAML::Exception&) {
+  }
+  bad(n, what + " must be a number");
+}
+
+TuneConfig config(const YAML::Node& n, const std::string& what) {
+  auto c = parseConfigName(str(n, what));
+  if (!c) bad(n, what + " '" + n.Scalar() + "' is not a configuration like v8.c16384");
+  return *c;
+}
+
+KernelTuning readKernel(const YAML::Node& n) {
+  KernelTuning k;
+  k.index = static_cast<size_t>(integer(need(n, "index", "a kernel"), "index"));
+  std::string w = "kernel " + std::to_string(k.index);
+  k.symbol = str(need(n, "symbol", w), "symbol");
+  k.kind = str(need(n, "kind", w), "kind");
+  k.fingerprint = str(need(n, "fingerprint", w), "fingerprint");
+  k.size = str(need(n, "size", w), "size");
+  k.pointsTotal = integer(need(n, "points", w), "points");
+  k.line = n.Mark().line + 1;
+  if (YAML::Node fb = n["fallback"]) k.fallback = config(fb, "fallback");
+  else k.hasFallback = false;
+  YAML::Node ranges = need(n, "ranges", w);
+  if (!ranges.IsSequence()) bad(ranges, "ranges must be a list");
+  for (const auto& r : ranges) {
+    TableRange tr;
+    tr.line = r.Mark().line + 1;
+    tr.from = integer(need(r, "from", "a range"), "from");
+    tr.to = integer(need(r, "to", "a range"), "to");
+    tr.config = config(need(r, "config", "a range"), "config");
+    if (tr.from > tr.to) bad(r, "range [" + std::to_string(tr.from) + ", " + std::to_string(tr.to) + "] of " + w + " is reversed");
+    k.ranges.push_back(tr);
+  }
+  if (YAML::Node ms = n["measurements"]) {
+    if (!ms.IsSequence()) bad(ms, "measurements must be a list");
+    for (const auto& m : ms) {
+      Measurement x;
+      YAML::Node at = need(m, "at", "a measurement");
+      if (!at.IsMap()) bad(at, "at must be a map of sizes");
+      for (auto it = at.begin(); it != at.end(); ++it) x.at[str(it->first, "a symbol")] = integer(it->second, "a size");
+      x.size = integer(need(m, "size", "a measurement"), "size");
+      x.units = integer(need(m, "units", "a measurement"), "units");
+      x.work = integer(need(m, "work", "a measurement"), "work");
+      x.weight = number(need(m, "weight", "a measurement"), "weight");
+      YAML::Node ns = need(m, "ns", "a measurement");
+      for (const TuneConfig& c : cpuConfigs()) x.timesNs[c.name()] = number(need(ns, c.name(), "ns"), "a time");
+      k.measurements.push_back(std::move(x));
+    }
+  }
+  return k;
+}
+
+}  // namespace
+
+void buildTables(TuningFile& t) {
+  t.expect = {};
+  for (KernelTuning& k : t.kernels) {
+    buildKernel(k, t.maxVersions);
+    t.expect.tuned += k.expect.tuned;
+    t.expect.bestSingle += k.expect.bestSingle;
+    t.expect.defaults += k.expect.defaults;
+    t.expect.oracle += k.expect.oracle;
+  }
+}
+
+std::string writeTuning(const TuningFile& t) {
+  std::ostringstream o;
+  o << "# dscc-tune: kernel configurations per size range (schema: docs/tuning.md)\n";
+  o << "version: " << t.version << "\n";
+  o << "compiler: " << quoted(t.compiler) << "\n";
+  o << "target: " << t.target << "\n";
+  o << "device: " << quoted(t.device) << "\n";
+  o << "func: " << quoted(t.func) << "\n";
+  o << "source: " << quoted(t.source) << "\n";
+  o << "shapes: " << quoted(t.shapes) << "\n";
+  o << "max_versions: " << t.maxVersions << "\n";
+  if (!t.shard.empty()) o << "shard: " << quoted(t.shard) << "\n";
+  o << "expected_ns: " << expectText(t.expect) << "\n";
+  o << "kernels:\n";
+  for (const KernelTuning& k : t.kernels) {
+    o << "  - index: " << k.index << "\n";
+    o << "    symbol: " << quoted(k.symbol) << "\n";
+    o << "    kind: " << k.kind << "\n";
+    o << "    fingerprint: " << quoted(k.fingerprint) << "\n";
+    o << "    size: " << quoted(k.size) << "\n";
+    o << "    points: " << k.pointsTotal << "\n";
+    o << "    measured: " << k.measurements.size() << "\n";
+    o << "    fallback: " << k.fallback.name() << "\n";
+    o << "    ranges:" << (k.ranges.empty() ? " []" : "") << "\n";
+    for (const TableRange& r : k.ranges)
+      o << "      - {from: " << r.from << ", to: " << r.to << ", config: " << r.config.name() << "}\n";
+    o << "    expected_ns: " << expectText(k.expect) << "\n";
+    o << "    measurements:" << (k.measurements.empty() ? " []" : "") << "\n";
+    for (const Measurement& m : k.measurements) {
+      o << "      - {at: " << bindings(m.at) << ", size: " << m.size << ", units: " << m.units << ", work: " << m.work
+        << ", weight: " << num(m.weight, "%.17g") << ",\n         ns: {";
+      bool first = true;
+      for (const TuneConfig& c : cpuConfigs()) {
+        auto it = m.timesNs.find(c.name());
+        o << (first ? "" : ", ") << c.name() << ": " << num(it == m.timesNs.end() ? 0.0 : it->second);
+        first = false;
+      }
+      o << "}}\n";
+    }
+  }
+  return o.str();
+}
+
+bool readTuning(const std::string& file, TuningFile& out, std::string& err) {
+  out = TuningFile{};
+  std::ifstream in(file);
+  if (!in) {
+    err = file + ": error: cannot read the file";
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    YAML::Node root = YAML::Load(ss.str());
+    if (!root.IsMap()) bad(root, "a tuning file must be a map");
+    YAML::Node v = need(root, "version", "the file");
+    out.version = static_cast<int>(integer(v, "version"));
+    if (out.version != kTuningSchemaVersion)
+      bad(v, "tuning schema version " + std::to_string(out.version) + " is not supported (this dscc reads version " +
+                 std::to_string(kTuningSchemaVersion) + ")");
+    out.compiler = str(need(root, "compiler", "the file"), "compiler");
+    out.target = str(need(root, "target", "the file"), "target");
+    out.device = str(need(root, "device", "the file"), "device");
+    out.func = str(need(root, "func", "the file"), "func");
+    if (YAML::Node s = root["source"]) out.source = str(s, "source");
+    if (YAML::Node s = root["shapes"]) out.shapes = str(s, "shapes");
+    if (YAML::Node s = root["shard"]) out.shard = str(s, "shard");
+    out.maxVersions = static_cast<int>(integer(need(root, "max_versions", "the file"), "max_versions"));
+    YAML::Node ks = need(root, "kernels", "the file");
+    if (!ks.IsSequence()) bad(ks, "kernels must be a list");
+    for (const auto& k : ks) out.kernels.push_back(readKernel(k));
+  } catch (const ReadError& e) {
+    err = file + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": error: " + e.msg;
+    return false;
+  } catch (const YAML::Exception& e) {
+    err = file + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": error: bad YAML: " + e.msg;
+    return false;
+  }
+  // Ranges are kept as written (they may be edited by hand; `dscc compile`
+  // checks them); expectations are derived and left to buildTables.
+  return true;
+}
+
+bool mergeTunings(const std::vector<TuningFile>& in, TuningFile& out, std::string& err) {
+  if (in.empty()) {
+    err = "nothing to merge";
+    return false;
+  }
+  out = in[0];
+  out.shard.clear();
+  for (KernelTuning& k : out.kernels) k.measurements.clear();
+  for (const TuningFile& t : in) {
+    auto differ = [&](const std::string& what, const std::string& a, const std::string& b) {
+      err = "cannot merge: " + what + " differs ('" + a + "' and '" + b + "')";
+      return false;
+    };
+    if (t.func != out.func) return differ("func", out.func, t.func);
+    if (t.target != out.target) return differ("target", out.target, t.target);
+    if (t.device != out.device) return differ("device", out.device, t.device);
+    if (t.compiler != out.compiler) return differ("compiler", out.compiler, t.compiler);
+    if (t.maxVersions != out.maxVersions)
+      return differ("max_versions", std::to_string(out.maxVersions), std::to_string(t.maxVersions));
+    if (t.kernels.size() != out.kernels.size())
+      return differ("the number of kernels", std::to_string(out.kernels.size()), std::to_string(t.kernels.size()));
+    for (size_t i = 0; i < t.kernels.size(); ++i) {
+      KernelTuning& k = out.kernels[i];
+      const KernelTuning& o = t.kernels[i];
+      if (o.fingerprint != k.fingerprint) return differ("the fingerprint of kernel " + std::to_string(i), k.fingerprint, o.fingerprint);
+      k.pointsTotal = std::max(k.pointsTotal, o.pointsTotal);
+      for (const Measurement& m : o.measurements) {
+        auto same = std::find_if(k.measurements.begin(), k.measurements.end(), [&](const Measurement& x) {
+          return x.at == m.at && x.size == m.size && x.units == m.units && x.work == m.work;
+        });
+        if (same == k.measurements.end()) k.measurements.push_back(m);
+        else if (m.timesNs < same->timesNs) *same = m;  // measured twice: the same choice whatever the order
+      }
+    }
+  }
+  buildTables(out);
+  return true;
+}
+
+}  // namespace dscc::tuner
