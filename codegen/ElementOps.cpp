@@ -40,6 +40,18 @@ llvm::Value* libm(llvm::IRBuilderBase& b, const char* f32Name, const char* f64Na
 
 llvm::Value* fconst(llvm::Type* t, double v) { return llvm::ConstantFP::get(t, v); }
 
+// exp(x), with results below the smallest normal number flushed to 0 (an
+// absolute difference under 1.2e-38 in f32, 2.3e-308 in f64). Vector math
+// libraries compute such lanes on a slow scalar path, and a masked softmax
+// (scores of -1e4 and less) sends every row there. NaN stays NaN.
+llvm::Value* expOf(llvm::IRBuilderBase& b, llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  double lo = t->isFloatTy() ? -87.33654 : -708.39641;  // ln(FLT_MIN), ln(DBL_MIN)
+  llvm::Value* tiny = b.CreateFCmpOLT(x, fconst(t, lo));
+  llvm::Value* e = b.CreateUnaryIntrinsic(llvm::Intrinsic::exp, b.CreateSelect(tiny, fconst(t, 0.0), x));
+  return b.CreateSelect(tiny, fconst(t, 0.0), e);
+}
+
 // The integer pow helper: a**e by squaring, wrapping at the width, 1 for
 // e <= 0 (the interpreter rejects a negative exponent; code cannot report).
 llvm::Function* intPowHelper(llvm::Module& m, llvm::IntegerType* t) {
@@ -95,13 +107,13 @@ llvm::Value* unaryFloat(llvm::IRBuilderBase& b, const Operation& op, llvm::Value
   switch (op.kind) {
     case OpKind::Neg: return b.CreateFNeg(x);
     case OpKind::Abs: return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-    case OpKind::Exp: return b.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x);
+    case OpKind::Exp: return expOf(b, x);
     case OpKind::Log: return b.CreateUnaryIntrinsic(llvm::Intrinsic::log, x);
     case OpKind::Sqrt: return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
     case OpKind::Rsqrt: return b.CreateFDiv(one(), b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
     case OpKind::Tanh: return libm(b, "tanhf", "tanh", x);
     case OpKind::Sigmoid:
-      return b.CreateFDiv(one(), b.CreateFAdd(one(), b.CreateUnaryIntrinsic(llvm::Intrinsic::exp, b.CreateFNeg(x))));
+      return b.CreateFDiv(one(), b.CreateFAdd(one(), expOf(b, b.CreateFNeg(x))));
     case OpKind::Erf: return libm(b, "erff", "erf", x);
     // x < 0 ? 0 : x keeps NaN, like numpy maximum(x, 0).
     case OpKind::Relu: return b.CreateSelect(b.CreateFCmpOLT(x, fconst(t, 0.0)), fconst(t, 0.0), x);
