@@ -484,16 +484,11 @@ std::string emitLoopKernelRange(const Operation& fusion, llvm::IRBuilderBase& b,
   return "";
 }
 
-LoweredKernel lowerLoopKernel(const Operation& fusion, CodeModule& m, const std::string& name,
-                              const KernelVariant& variant) {
-  LoweredKernel res;
-  KernelPlan p;
-  res.error = plan(fusion, p, variant);
-  if (!res.error.empty()) return res;
+llvm::Function* createKernelFunction(CodeModule& m, const std::string& name, std::string* error) {
   llvm::Module& mod = m.module();
   if (mod.getNamedValue(name)) {
-    res.error = err("the module already defines '" + name + "'");
-    return res;
+    *error = err("the module already defines '" + name + "'");
+    return nullptr;
   }
   llvm::LLVMContext& ctx = m.context();
   llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
@@ -508,6 +503,18 @@ LoweredKernel lowerLoopKernel(const Operation& fusion, CodeModule& m, const std:
     fn->addParamAttr(a, llvm::Attribute::NoCapture);
   }
   fn->setDoesNotThrow();
+  return fn;
+}
+
+LoweredKernel lowerLoopKernel(const Operation& fusion, CodeModule& m, const std::string& name,
+                              const KernelVariant& variant) {
+  LoweredKernel res;
+  KernelPlan p;
+  res.error = plan(fusion, p, variant);
+  if (!res.error.empty()) return res;
+  llvm::Function* fn = createKernelFunction(m, name, &res.error);
+  if (!fn) return res;
+  llvm::LLVMContext& ctx = m.context();
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
   LoopEmitter(p, b).emit(fn->getArg(0), fn->getArg(1), fn->getArg(2), fn->getArg(3), fn->getArg(4));
   b.CreateRetVoid();

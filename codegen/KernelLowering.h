@@ -70,6 +70,11 @@ std::string describeLoopKernel(const Operation& fusion, KernelInterface& out);
 LoweredKernel lowerLoopKernel(const Operation& fusion, CodeModule& m, const std::string& name,
                               const KernelVariant& variant = {});
 
+/// Adds an empty function `name` of the KernelFn type (codegen/Kernel.h) to
+/// `m`, with its argument names and attributes, for any kernel kind to fill;
+/// null with `error` set if `m` already has that name.
+llvm::Function* createKernelFunction(CodeModule& m, const std::string& name, std::string* error);
+
 /// Emits, at `b`'s insertion point, the code that computes the flat elements
 /// [begin, end) of the loop kernel `fusion` (i64 values); `inputs`, `outputs`
 /// and `sizes` are pointer values with the meaning of the CPU convention.

@@ -1,6 +1,8 @@
 // Stitch and input kernels (reductions) to LLVM IR: planning of frames, levels and phases, then the row and column loop nests.
 #include "codegen/ReductionLowering.h"
 
+#include "codegen/KernelLowering.h"
+
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -736,23 +738,9 @@ LoweredKernel lower(const Operation& fusion, bool stitch, CodeModule& m, const s
   Plan p;
   res.error = plan(fusion, stitch, p);
   if (!res.error.empty()) return res;
-  llvm::Module& mod = m.module();
-  if (mod.getNamedValue(name)) {
-    res.error = err("the module already defines '" + name + "'");
-    return res;
-  }
+  llvm::Function* fn = createKernelFunction(m, name, &res.error);
+  if (!fn) return res;
   llvm::LLVMContext& ctx = m.context();
-  llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
-  llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
-  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr, ptr, i64, i64}, false);
-  auto* fn = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, mod);
-  const char* argNames[] = {"inputs", "outputs", "sizes", "begin", "end"};
-  for (unsigned a = 0; a < 5; ++a) fn->getArg(a)->setName(argNames[a]);
-  for (unsigned a = 0; a < 3; ++a) {
-    fn->addParamAttr(a, llvm::Attribute::ReadOnly);
-    fn->addParamAttr(a, llvm::Attribute::NoCapture);
-  }
-  fn->setDoesNotThrow();
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
   Emitter(p, b, variant).emit(fn->getArg(0), fn->getArg(1), fn->getArg(2), fn->getArg(3), fn->getArg(4));
   b.CreateRetVoid();

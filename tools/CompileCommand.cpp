@@ -18,7 +18,6 @@
 #include "ir/Printer.h"
 #include "tools/Commands.h"
 #include "tools/Frontend.h"
-#include "tuner/ApplyTuning.h"
 
 extern char** environ;
 
@@ -189,17 +188,7 @@ int cmdCompile(const CompileOpts& o) {
       std::cerr << "dscc: error: --tuning applies to the cpu target only\n";
       return 1;
     }
-    auto planWidth = [&](int w) -> const codegen::ModelPlan* {
-      codegen::PlanOptions p = popts;
-      p.vectorWidth = w;
-      tunedPlans.push_back(loadAndPlan(o.file, o.func, p, std::cerr));
-      return tunedPlans.back() ? &tunedPlans.back()->plan : nullptr;
-    };
-    if (std::string e = tuner::loadTuning(o.tuning, *fe->solver, fe->plan, popts.vectorWidth, planWidth, std::cerr);
-        !e.empty()) {
-      std::cerr << e << "\n";
-      return 1;
-    }
+    if (!applyTuning(*fe, o.tuning, o.file, o.func, popts, tunedPlans, std::cerr)) return 1;
   }
   std::string err;
   auto fail = [&](const std::string& msg) {

@@ -7,6 +7,7 @@
 #include "ir/Printer.h"
 #include "passes/DefaultPipeline.h"
 #include "passes/Pipeline.h"
+#include "tuner/ApplyTuning.h"
 
 namespace dscc::tools {
 
@@ -45,6 +46,21 @@ std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string
     return nullptr;
   }
   return fe;
+}
+
+bool applyTuning(Frontend& fe, const std::string& tuning, const std::string& file, const std::string& funcName,
+                 const codegen::PlanOptions& opts, std::vector<std::unique_ptr<Frontend>>& keep, std::ostream& err) {
+  auto planWidth = [&](int w) -> const codegen::ModelPlan* {
+    codegen::PlanOptions p = opts;
+    p.vectorWidth = w;
+    keep.push_back(loadAndPlan(file, funcName, p, err));
+    return keep.back() ? &keep.back()->plan : nullptr;
+  };
+  if (std::string e = tuner::loadTuning(tuning, *fe.solver, fe.plan, opts.vectorWidth, planWidth, err); !e.empty()) {
+    err << e << "\n";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace dscc::tools

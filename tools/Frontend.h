@@ -4,6 +4,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "codegen/ModelPlan.h"
 #include "ir/Diagnostics.h"
@@ -28,5 +29,11 @@ struct Frontend {
 /// one). Errors go to `err` as located diagnostics; returns null after any.
 std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string& funcName,
                                       const codegen::PlanOptions& opts, std::ostream& err);
+
+/// Loads the tuning file `tuning` into fe's plan (tuner::loadTuning): the
+/// tuned configs' other vector widths are planned again from `file` into
+/// `keep`, which must outlive fe's plan. Reports to `err`; false on error.
+bool applyTuning(Frontend& fe, const std::string& tuning, const std::string& file, const std::string& funcName,
+                 const codegen::PlanOptions& opts, std::vector<std::unique_ptr<Frontend>>& keep, std::ostream& err);
 
 }  // namespace dscc::tools
