@@ -265,16 +265,16 @@ llvm::Type* storageType(llvm::LLVMContext& ctx, DType t) {
   return t == DType::I1 ? llvm::Type::getInt8Ty(ctx) : registerType(ctx, t);
 }
 
-llvm::Value* loadElement(llvm::IRBuilderBase& b, DType t, llvm::Value* ptr) {
+llvm::Value* loadElement(llvm::IRBuilderBase& b, DType t, llvm::Value* ptr, uint64_t align) {
   llvm::Type* st = storageType(b.getContext(), t);
-  llvm::Value* v = b.CreateAlignedLoad(st, ptr, llvm::Align(dtypeSize(t)));
+  llvm::Value* v = b.CreateAlignedLoad(st, ptr, llvm::Align(align ? align : dtypeSize(t)));
   // Any nonzero byte is true, as Tensor::getI reads an i1.
   return t == DType::I1 ? b.CreateICmpNE(v, b.getInt8(0)) : v;
 }
 
-void storeElement(llvm::IRBuilderBase& b, DType t, llvm::Value* v, llvm::Value* ptr) {
+void storeElement(llvm::IRBuilderBase& b, DType t, llvm::Value* v, llvm::Value* ptr, uint64_t align) {
   if (t == DType::I1) v = b.CreateZExt(v, b.getInt8Ty());
-  b.CreateAlignedStore(v, ptr, llvm::Align(dtypeSize(t)));
+  b.CreateAlignedStore(v, ptr, llvm::Align(align ? align : dtypeSize(t)));
 }
 
 bool isElementwise(const Operation& op) {

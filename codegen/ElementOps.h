@@ -6,6 +6,7 @@
 // (ir/InterpElementwise.cpp).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,10 +28,11 @@ llvm::Type* registerType(llvm::LLVMContext& ctx, DType dt);
 llvm::Type* storageType(llvm::LLVMContext& ctx, DType dt);
 
 /// Loads the element at `ptr` and converts it to its register form.
-llvm::Value* loadElement(llvm::IRBuilderBase& b, DType dt, llvm::Value* ptr);
+/// `align`: the pointer's known alignment in bytes (0: the element size).
+llvm::Value* loadElement(llvm::IRBuilderBase& b, DType dt, llvm::Value* ptr, uint64_t align = 0);
 
-/// Converts `v` from its register form and stores it at `ptr`.
-void storeElement(llvm::IRBuilderBase& b, DType dt, llvm::Value* v, llvm::Value* ptr);
+/// Converts `v` from its register form and stores it at `ptr` (`align` as for loadElement).
+void storeElement(llvm::IRBuilderBase& b, DType dt, llvm::Value* v, llvm::Value* ptr, uint64_t align = 0);
 
 /// True for the op categories emitElementwiseOp handles (unary, cast,
 /// binary, logical, compare, select).

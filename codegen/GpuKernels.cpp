@@ -238,8 +238,18 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
       g.version = v;
       g.symbols = k.iface.symbols;
       bool loop = k.kind == "loop" || k.kind == "library";
-      g.unitWidth = loop ? std::max(1, k.versions[v].vectorWidth) : 1;
+      const KernelVariant& kv = k.versions[v];
+      g.unitWidth = loop ? std::max(1, kv.vectorWidth) : 1;
       g.threadUnits = g.unitWidth > 1 ? DimExpr::ceilDiv(k.iface.units, DimExpr(g.unitWidth)) : k.iface.units;
+      // Cooperative schedules: `lanes` consecutive threads (a warp, a block)
+      // share one unit (Tile: one block of 32 units). As the block size is a
+      // multiple of `lanes`, the thread-unit count a multiple of it, every
+      // group sees the same trip count of the grid-stride loop: the
+      // shuffles and barriers inside are reached by all its threads.
+      int lanes = scheduleLanes(kv.schedule);
+      int64_t unitsPerGroup = kv.schedule == GpuSchedule::Tile ? 32 : 1;
+      if (lanes > 1)
+        g.threadUnits = DimExpr::ceilDiv(k.iface.units, DimExpr(unitsPerGroup)) * DimExpr(lanes);
       size_t nIn = k.iface.inputs.size(), nOut = k.iface.outputs.size();
       llvm::Function* bodyFn = lk.fn;
       int w = g.unitWidth;
@@ -251,6 +261,10 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
                         for (size_t s = 0; s < g.symbols.size(); ++s) sizes.push_back(fn->getArg(nIn + nOut + s));
                         llvm::Value* begin = w > 1 ? b.CreateMul(u, b.getInt64(w)) : u;
                         llvm::Value* end = b.CreateAdd(begin, b.getInt64(w));
+                        if (lanes > 1) {
+                          begin = b.CreateMul(b.CreateUDiv(u, b.getInt64(lanes)), b.getInt64(unitsPerGroup));
+                          end = b.CreateAdd(begin, b.getInt64(unitsPerGroup));
+                        }
                         b.CreateCall(bodyFn, {stackArray(b, fn, b.getPtrTy(), ins), stackArray(b, fn, b.getPtrTy(), outs),
                                               stackArray(b, fn, b.getInt64Ty(), sizes), begin, end});
                       });

@@ -13,6 +13,12 @@
 //                  the reads of a warp are coalesced along the row;
 //   stitch kernels one row per thread.
 //
+// Reduction kernels also have cooperative versions (KernelVariant::schedule):
+// a warp per row (partials combined with shfl.sync), a block per row (warp
+// shuffles, then shared memory), and for column sums a block per tile of 32
+// columns whose 8 row slices meet in shared memory. The host picks them by
+// row length, like any guarded version.
+//
 // Entry parameters, in order: one pointer per kernel input, one per output,
 // one i64 per symbol of KernelInterface::symbols, then the i64 count of thread
 // units. Math functions resolve to libdevice (`__nv_expf`, ...), linked from
@@ -33,8 +39,6 @@ struct GpuOptions {
   /// libdevice from the CUDA toolkit.
   std::string libdevice = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
   int optLevel = 3;
-  /// Threads per block of every launch.
-  int blockSize = 256;
 };
 
 /// One PTX entry.

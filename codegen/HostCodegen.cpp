@@ -677,6 +677,11 @@ class HostEmitter {
         for (const auto& [x, y] : g.pairs) ok = b_.CreateAnd(ok, b_.CreateICmpEQ(dim(x), dim(y)));
         return ok;
       }
+      case GuardKind::Schedule: {
+        llvm::Value* ok = b_.CreateICmpSGE(dim(g.extent), b_.getInt64(g.lo));
+        if (g.hi != INT64_MAX) ok = b_.CreateAnd(ok, b_.CreateICmpSLT(dim(g.extent), b_.getInt64(g.hi)));
+        return ok;
+      }
     }
     return b_.getFalse();
   }
@@ -724,9 +729,7 @@ class HostEmitter {
       llvm::Value* cond = b_.getTrue();
       for (size_t gi = 0; gi < k.guards.size(); ++gi) {
         const GuardPlan& g = k.guards[gi];
-        bool assumed = (g.kind == GuardKind::Vector && kv.vectorWidth > 1) || (g.kind == GuardKind::Index32 && kv.index32) ||
-                       (g.kind == GuardKind::BroadcastFree && kv.broadcastFree);
-        if (assumed && !g.proved) cond = b_.CreateAnd(cond, holds[gi]);
+        if (assumes(kv, g) && !g.proved) cond = b_.CreateAnd(cond, holds[gi]);
       }
       bool last = v + 1 == k.versions.size();
       auto* call = llvm::BasicBlock::Create(ctx_, k.symbol + "." + kv.name(), hostFn_);
@@ -765,10 +768,7 @@ class HostEmitter {
         llvm::Value* cond = b_.getTrue();
         for (size_t gi = 0; gi < c.plan.guards.size(); ++gi) {
           const GuardPlan& g = c.plan.guards[gi];
-          bool assumed = (g.kind == GuardKind::Vector && kv.vectorWidth > 1) ||
-                         (g.kind == GuardKind::Index32 && kv.index32) ||
-                         (g.kind == GuardKind::BroadcastFree && kv.broadcastFree);
-          if (assumed && !g.proved) cond = b_.CreateAnd(cond, holds[ci][gi]);
+          if (assumes(kv, g) && !g.proved) cond = b_.CreateAnd(cond, holds[ci][gi]);
         }
         bool last = v + 1 == c.plan.versions.size();
         auto* call = llvm::BasicBlock::Create(ctx_, k.symbol + "." + c.name + "." + kv.name(), hostFn_);
@@ -932,7 +932,7 @@ class HostEmitter {
     for (const std::string& sym : g.symbols) param(dim(DimExpr::symbol(sym)), i64());
     llvm::Value* units = dim(g.threadUnits);
     param(units, i64());
-    const int64_t block = 256;
+    const int64_t block = kGpuBlockSize;
     llvm::Value* blocks = b_.CreateUDiv(b_.CreateAdd(units, b_.getInt64(block - 1)), b_.getInt64(block));
     llvm::Value* grid = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, blocks, b_.getInt64(1 << 20));
     checked(cudaLaunch_, {ctxArg_, module_, str(g.entry), grid, b_.getInt32(block), b_.getInt32(0),

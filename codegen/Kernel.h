@@ -20,6 +20,23 @@ class Function;
 
 namespace dscc::codegen {
 
+/// How the threads of a GPU launch share a reduction kernel's units. Only GPU
+/// versions use anything but Thread; the CPU has one schedule.
+enum class GpuSchedule {
+  Thread,  ///< one unit (row, output element) per thread: the fallback, right at every size
+  Warp,    ///< one row per warp of 32 threads, combined with warp shuffles (shfl.sync)
+  Block,   ///< one row per block, combined with shuffles and shared memory
+  Tile,    ///< column reductions: a block per 32 columns, 8 row slices combined in shared memory
+};
+
+/// Threads per block of every GPU launch.
+constexpr int kGpuBlockSize = 256;
+
+/// Threads that cooperate on one unit under `s`: 1, the warp's 32, or the block.
+inline int scheduleLanes(GpuSchedule s) {
+  return s == GpuSchedule::Warp ? 32 : s == GpuSchedule::Thread ? 1 : kGpuBlockSize;
+}
+
 /// The assumptions one version of a kernel makes. Each one is a guard the host
 /// code checks before calling that version.
 struct KernelVariant {
@@ -41,12 +58,19 @@ struct KernelVariant {
   /// vector access (128-bit loads and stores on the GPU). The host checks the
   /// pointers. Only GPU versions set it.
   bool alignedBlocks = false;
+  /// GPU reduction kernels: how threads share the units. A schedule other
+  /// than Thread is chosen by the row length (KernelGuardInputs::rowLength),
+  /// within bounds set by PlanOptions, the tuner's knob.
+  GpuSchedule schedule = GpuSchedule::Thread;
 
   /// A short name for symbols and `dscc explain`: "generic", or the
-  /// assumptions joined by '.', e.g. "v8.i32.nobcast".
+  /// assumptions joined by '.', e.g. "v8.i32.nobcast", "warp.v4.i32".
   std::string name() const {
     std::string s;
     auto add = [&](const std::string& p) { s += (s.empty() ? "" : ".") + p; };
+    if (schedule == GpuSchedule::Warp) add("warp");
+    if (schedule == GpuSchedule::Block) add("block");
+    if (schedule == GpuSchedule::Tile) add("tile");
     if (vectorWidth > 1) add("v" + std::to_string(vectorWidth));
     if (index32) add("i32");
     if (broadcastFree) add("nobcast");
@@ -69,6 +93,13 @@ struct KernelGuardInputs {
   /// (operand dim, result dim) pairs that may differ at run time only by a
   /// broadcast (the operand dim is 1); a broadcastFree version assumes equal.
   std::vector<std::pair<DimExpr, DimExpr>> broadcastPairs;
+  /// GPU schedules: the elements one unit reduces (a stitch kernel's row
+  /// length, the reduced extent of an input kernel); DimExpr(0) when the
+  /// kernel has no reduction. `columns`: the units are columns (an input
+  /// kernel that keeps the last axis), whose cooperative schedule is Tile;
+  /// otherwise rows, with Warp and Block.
+  DimExpr rowLength = DimExpr(0);
+  bool columns = false;
 };
 
 /// The C type of every lowered CPU kernel, whatever its kind:

@@ -52,8 +52,23 @@ std::optional<bool> GuardPlan::holdsAt(const DimBindings& env, std::string* err)
         if (*x != *y) return false;
       }
       return true;
+    case GuardKind::Schedule: {
+      auto v = eval(extent);
+      if (!v) return std::nullopt;
+      return *v >= lo && *v < hi;
+    }
   }
   return std::nullopt;
+}
+
+bool assumes(const KernelVariant& k, const GuardPlan& g) {
+  switch (g.kind) {
+    case GuardKind::Vector: return k.vectorWidth > 1;
+    case GuardKind::Index32: return k.index32;
+    case GuardKind::BroadcastFree: return k.broadcastFree;
+    case GuardKind::Schedule: return k.schedule == g.schedule;
+  }
+  return false;
 }
 
 size_t KernelPlan::chooseVersion(const DimBindings& env) const {
@@ -61,10 +76,7 @@ size_t KernelPlan::chooseVersion(const DimBindings& env) const {
     const KernelVariant& k = versions[v];
     bool ok = true;
     for (const GuardPlan& g : guards) {
-      if (g.proved) continue;
-      bool assumed = (g.kind == GuardKind::Vector && k.vectorWidth > 1) || (g.kind == GuardKind::Index32 && k.index32) ||
-                     (g.kind == GuardKind::BroadcastFree && k.broadcastFree);
-      if (assumed && g.holdsAt(env) != std::optional<bool>(true)) ok = false;
+      if (!g.proved && assumes(k, g) && g.holdsAt(env) != std::optional<bool>(true)) ok = false;
     }
     if (ok) return v;
   }
@@ -109,7 +121,11 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
     g.kind = GuardKind::Index32;
     g.counts = in.indexCounts;
     std::vector<Tri> ts;
+    std::vector<DimExpr> seen;
     for (const DimExpr& c : in.indexCounts) {
+      if (std::find(seen.begin(), seen.end(), c) != seen.end() || (c.isConst() && c.constValue() <= INT32_MAX))
+        continue;  // the text lists each distinct count once
+      seen.push_back(c);
       g.text += (g.text.empty() ? "" : " && ") + c.str() + " <= " + std::to_string(INT32_MAX);
       Interval iv = solver.bounds(c);
       ts.push_back(iv.hi <= INT32_MAX ? Tri::Proved : solver.lessEqual(c, DimExpr(INT32_MAX)).tri);
@@ -127,6 +143,35 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
     }
     add(g, allOf(ts));
   }
+  if (opts.gpuSchedules && !(in.rowLength.isConst() && in.rowLength.constValue() == 0)) {
+    // One guard per cooperative schedule, each a range of the row length;
+    // rows shorter than every range take a thread each (the fallback).
+    struct Range {
+      GpuSchedule s;
+      int64_t lo, hi;
+      const char* what;
+    };
+    std::vector<Range> ranges;
+    if (in.columns) ranges.push_back({GpuSchedule::Tile, opts.tileRowMin, INT64_MAX, "tiles of 32 columns"});
+    else {
+      ranges.push_back({GpuSchedule::Block, opts.blockRowMin, INT64_MAX, "a block per row"});
+      ranges.push_back({GpuSchedule::Warp, opts.warpRowMin, opts.blockRowMin, "a warp per row"});
+    }
+    for (const Range& r : ranges) {
+      if (r.lo >= r.hi) continue;
+      GuardPlan g;
+      g.kind = GuardKind::Schedule;
+      g.schedule = r.s;
+      g.extent = in.rowLength;
+      g.lo = r.lo;
+      g.hi = r.hi;
+      g.text = std::string(r.what) + ": " + in.rowLength.str() + " >= " + std::to_string(r.lo) +
+               (r.hi == INT64_MAX ? "" : " && " + in.rowLength.str() + " < " + std::to_string(r.hi));
+      std::vector<Tri> ts = {solver.lessEqual(DimExpr(r.lo), in.rowLength).tri};
+      if (r.hi != INT64_MAX) ts.push_back(solver.lessThan(in.rowLength, DimExpr(r.hi)).tri);
+      add(g, allOf(ts));
+    }
+  }
   return out;
 }
 
@@ -142,13 +187,30 @@ std::vector<KernelVariant> versionsOf(const std::vector<GuardPlan>& guards) {
     }
     if (g.kind == GuardKind::Index32) v.index32 = true;
     if (g.kind == GuardKind::BroadcastFree) v.broadcastFree = true;
+    if (g.kind == GuardKind::Schedule) v.schedule = g.schedule;
   };
   for (const GuardPlan& g : guards) {
     if (g.proved) set(base, g);
     else runtime.push_back(&g);
   }
   std::vector<unsigned> masks;
-  for (unsigned m = 0; m < (1u << runtime.size()); ++m) masks.push_back(m);
+  for (unsigned m = 0; m < (1u << runtime.size()); ++m) {
+    // Schedules exclude each other; a column tile reads one column per
+    // thread, so it has no vector blocks.
+    int schedules = 0;
+    bool vector = false;
+    for (size_t i = 0; i < runtime.size(); ++i)
+      if (m & (1u << i)) {
+        schedules += runtime[i]->kind == GuardKind::Schedule;
+        vector |= runtime[i]->kind == GuardKind::Vector;
+      }
+    bool tile = base.schedule == GpuSchedule::Tile;
+    for (size_t i = 0; i < runtime.size(); ++i)
+      if ((m & (1u << i)) && runtime[i]->schedule == GpuSchedule::Tile && runtime[i]->kind == GuardKind::Schedule)
+        tile = true;
+    if (schedules > 1 || (tile && (vector || base.vectorWidth > 1))) continue;
+    masks.push_back(m);
+  }
   std::stable_sort(masks.begin(), masks.end(), [](unsigned a, unsigned b) {
     int pa = __builtin_popcount(a), pb = __builtin_popcount(b);
     return pa != pb ? pa > pb : a > b;

@@ -4,6 +4,7 @@
 // both always agree on which version runs at which sizes.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,7 +23,7 @@ struct GemmPlan;
 struct KernelTuningPlan;
 
 /// The guards a kernel's versions can assume.
-enum class GuardKind { Vector, Index32, BroadcastFree };
+enum class GuardKind { Vector, Index32, BroadcastFree, Schedule };
 
 /// One guard of one kernel and what the solver made of it.
 struct GuardPlan {
@@ -37,9 +38,16 @@ struct GuardPlan {
   std::vector<std::pair<DimExpr, DimExpr>> pairs;          ///< BroadcastFree
   int width = 8;                                           ///< Vector
   bool aligned = false;  ///< Vector: also every buffer aligned to width elements (tested by the host only)
+  /// Schedule: the GPU schedule this guard selects, used when `lo <= extent < hi`
+  /// (extent: the row length). Schedule guards of one kernel exclude each other.
+  GpuSchedule schedule = GpuSchedule::Thread;
+  int64_t lo = 0, hi = INT64_MAX;
   /// Evaluates the condition at concrete sizes; nullopt (with `err`) if a dim cannot be evaluated.
   std::optional<bool> holdsAt(const DimBindings& env, std::string* err = nullptr) const;
 };
+
+/// True when version `v` assumes guard `g` (the host tests it before calling `v`).
+bool assumes(const KernelVariant& v, const GuardPlan& g);
 
 /// One kernel of the model.
 struct KernelPlan {
@@ -103,6 +111,13 @@ struct PlanOptions {
   /// Vector versions also need aligned buffers (the GPU's vector accesses):
   /// the vector guard then always includes a run-time pointer test.
   bool alignedVectors = false;
+  /// GPU reduction schedules (KernelVariant::schedule): a row of at least
+  /// `warpRowMin` elements is reduced by a warp, of at least `blockRowMin` by
+  /// a block of kGpuBlockSize threads; a column sum over at least `tileRowMin`
+  /// rows by tiles. Shorter ones take a thread each. These are the defaults
+  /// in one place; `dscc compile --row-schedule` overrides them.
+  bool gpuSchedules = false;
+  int64_t warpRowMin = 32, blockRowMin = 1024, tileRowMin = 64;
 };
 
 /// The plan of one function.

@@ -14,6 +14,7 @@
 #include <llvm/IR/Module.h>
 
 #include "codegen/ElementOps.h"
+#include "codegen/GpuReduce.h"
 #include "codegen/Jit.h"
 
 namespace dscc::codegen {
@@ -248,6 +249,8 @@ std::string plan(const Operation& f, bool stitch, Plan& p) {
   p.iface.workPerUnit = work;
   KernelGuardInputs& g = p.iface.guards;
   g.vectorExtent = r > 0 ? p.space.back() : DimExpr(0);
+  g.rowLength = work;
+  g.columns = p.column;
   g.indexCounts.push_back(product(p.space));
   for (const Type& t : p.iface.inputs) g.indexCounts.push_back(product(t.dims));
   for (const Type& t : p.iface.outputs) g.indexCounts.push_back(product(t.dims));
@@ -271,6 +274,7 @@ class Emitter {
   Emitter(const Plan& p, llvm::IRBuilderBase& b, const KernelVariant& v)
       : p_(p), b_(b), ctx_(b.getContext()), v_(v), W_(std::max(1, v.vectorWidth)) {
     it_ = v.index32 ? b.getInt32Ty() : b.getInt64Ty();
+    if (v.schedule != GpuSchedule::Tile) lanes_ = scheduleLanes(v.schedule);
   }
 
   void emit(llvm::Value* inputs, llvm::Value* outputs, llvm::Value* sizes, llvm::Value* begin, llvm::Value* end) {
@@ -282,11 +286,22 @@ class Emitter {
     b_.CreateCondBr(b_.CreateICmpSLT(begin, end), setup, done_);
     b_.SetInsertPoint(setup);
     emitSetup(inputs, outputs, sizes);
+    if (v_.schedule != GpuSchedule::Thread) {
+      // GPU schedules: where this thread stands in the group sharing a unit.
+      llvm::Value* tid = emitThreadIdX(b_);
+      if (v_.schedule == GpuSchedule::Tile) {
+        colLane_ = toIdx(b_.CreateAnd(tid, 31));
+        rowLane_ = toIdx(b_.CreateLShr(tid, 5));
+      } else {
+        lane_ = toIdx(v_.schedule == GpuSchedule::Warp ? b_.CreateAnd(tid, 31) : tid);
+      }
+    }
     llvm::Value* lo = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, begin, b_.getInt64(0), nullptr, "lo");
     llvm::Value* hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, units64_, nullptr, "hi");
     lo = b_.CreateTrunc(lo, it_);
     hi = b_.CreateTrunc(hi, it_);
     if (p_.stitch) emitStitch(lo, hi);
+    else if (p_.column && v_.schedule == GpuSchedule::Tile) emitColumnTile(lo, hi);
     else if (p_.column) emitColumns(lo, hi);
     else emitRowReduce(lo, hi);
     b_.CreateBr(done_);
@@ -302,6 +317,9 @@ class Emitter {
     std::map<std::pair<const Value*, Frame>, llvm::Value*> memo;
     Ctx* hoist = nullptr;
     llvm::BasicBlock* hoistBlock = nullptr;  // its terminator is the hoist point
+    // The last full-frame index starts a vector block (lane 0 of a block of W):
+    // in aligned versions its unit-stride accesses are aligned to the block.
+    bool blockStart = false;
   };
 
   llvm::Value* idx(int64_t c) { return llvm::ConstantInt::get(it_, c); }
@@ -383,7 +401,14 @@ class Emitter {
       off = off ? b_.CreateAdd(off, term, "", true, true) : term;
     }
     llvm::Value* ptr = off ? b_.CreateInBoundsGEP(storageType(ctx_, t.dtype), base_[k], off) : base_[k];
-    return loadElement(b_, t.dtype, ptr);
+    // Every stride but the last is a multiple of the row length, which the
+    // vector guard makes a multiple of W; so a unit-stride block start is
+    // aligned to the block when the buffer is (GPU: one 128-bit load).
+    uint64_t align = 0;
+    auto* unit = t.rank() > 0 && !st.empty() ? llvm::dyn_cast_or_null<llvm::ConstantInt>(st.back()) : nullptr;
+    if (c.blockStart && v_.alignedBlocks && W_ > 1 && f == Frame::Full && ix.back() && unit && unit->isOne())
+      align = static_cast<uint64_t>(W_) * dtypeSize(t.dtype);
+    return loadElement(b_, t.dtype, ptr, align);
   }
 
   // --- accumulators -------------------------------------------------------
@@ -534,9 +559,11 @@ class Emitter {
     return full;
   }
 
-  void store(size_t i, llvm::Value* v, llvm::Value* at) {
+  // `blockStart`: `at` starts a vector block of a row (aligned in aligned versions).
+  void store(size_t i, llvm::Value* v, llvm::Value* at, bool blockStart = false) {
     DType dt = p_.fusion->result(i)->type.dtype;
-    storeElement(b_, dt, v, b_.CreateInBoundsGEP(storageType(ctx_, dt), out_[i], at));
+    uint64_t align = blockStart && v_.alignedBlocks && W_ > 1 ? static_cast<uint64_t>(W_) * dtypeSize(dt) : 0;
+    storeElement(b_, dt, v, b_.CreateInBoundsGEP(storageType(ctx_, dt), out_[i], at), align);
   }
 
   // Lane accumulators for a set of reductions: init, accumulate, fold.
@@ -559,8 +586,38 @@ class Emitter {
     for (auto [r, arr] : accs) {
       llvm::Value* a = b_.CreateLoad(accType(*r), slot(*r, arr, idx(0)));
       for (int l = 1; l < W_; ++l) a = combine(*r, a, b_.CreateLoad(accType(*r), slot(*r, arr, idx(l))));
+      if (lanes_ > 1) {
+        // The threads sharing the unit combine their partials; all get the result.
+        Combine c = [&, r = r](llvm::Value* x, llvm::Value* y) { return combine(*r, x, y); };
+        a = lanes_ == 32 ? emitWarpAllReduce(b_, a, c)
+                         : emitBlockAllReduce(b_, a, lanes_, c, "shared." + r->result()->name);
+      }
       unit.memo[{r->result(), p_.frameOf(r->result(), Frame::Full)}] = finish(*r, a);
     }
+  }
+
+  // body(j, lane) over [0, n): vecLoop on one thread; with a GPU group, each
+  // thread takes blocks of W at lane*W, lane*W + lanes*W, ... (neighbouring
+  // threads read neighbouring blocks: coalesced). n is a multiple of W.
+  void rowLoop(llvm::Value* n, const std::string& name, const std::function<void(llvm::Value*, int)>& body) {
+    if (lanes_ == 1) return vecLoop(n, true, name, body);
+    llvm::Value* start = W_ == 1 ? lane_ : b_.CreateMul(lane_, idx(W_), "", true, true);
+    loop(start, n, int64_t(lanes_) * W_, name, [&](llvm::Value* j0) {
+      for (int l = 0; l < W_; ++l) body(l == 0 ? j0 : b_.CreateAdd(j0, idx(l), "", true, true), l);
+    });
+  }
+
+  // Stores a per-unit result: with a GPU group every thread holds it, the first stores it.
+  void storeOnce(size_t i, llvm::Value* v, llvm::Value* at) {
+    if (lanes_ == 1) return store(i, v, at);
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    auto* st = llvm::BasicBlock::Create(ctx_, "leader", fn);
+    auto* after = llvm::BasicBlock::Create(ctx_, "leader.end", fn);
+    b_.CreateCondBr(b_.CreateICmpEQ(lane_, idx(0)), st, after);
+    b_.SetInsertPoint(st);
+    store(i, v, at);
+    b_.CreateBr(after);
+    b_.SetInsertPoint(after);
   }
 
   // --- stitch: one row per unit, one loop per phase -------------------------
@@ -572,8 +629,9 @@ class Emitter {
       row.full = row.rows;
       row.full.push_back(nullptr);
       llvm::Value* rowBase = b_.CreateMul(r, L, "rowbase", true, true);
-      auto elemCtx = [&](llvm::Value* j, llvm::BasicBlock* hb) {
+      auto elemCtx = [&](llvm::Value* j, llvm::BasicBlock* hb, int lane) {
         Ctx e;
+        e.blockStart = lane == 0;
         e.rows = row.rows;
         e.full = row.full;
         e.full.back() = j;
@@ -587,8 +645,8 @@ class Emitter {
           if (p_.phase.at(red) == ph) reds.push_back(red);
         auto accs = laneAccs(reds);
         llvm::BasicBlock* hb = hoistBlock("phase" + std::to_string(ph));
-        vecLoop(L, true, "phase" + std::to_string(ph) + ".j", [&](llvm::Value* j, int lane) {
-          Ctx e = elemCtx(j, hb);
+        rowLoop(L, "phase" + std::to_string(ph) + ".j", [&](llvm::Value* j, int lane) {
+          Ctx e = elemCtx(j, hb, lane);
           for (auto [red, arr] : accs) accumulate(*red, arr, idx(lane), e);
         });
         foldLanes(accs, row);
@@ -596,15 +654,15 @@ class Emitter {
       bool anyElem = false;
       for (size_t i = 0; i < out_.size(); ++i) {
         if (p_.resultElem[i]) anyElem = true;
-        else store(i, eval(p_.fusion->yields[i], p_.resultFrame[i], row), r);
+        else storeOnce(i, eval(p_.fusion->yields[i], p_.resultFrame[i], row), r);
       }
       if (!anyElem) return;
       llvm::BasicBlock* hb = hoistBlock("final");
-      vecLoop(L, true, "final.j", [&](llvm::Value* j, int) {
-        Ctx e = elemCtx(j, hb);
+      rowLoop(L, "final.j", [&](llvm::Value* j, int lane) {
+        Ctx e = elemCtx(j, hb, lane);
         llvm::Value* at = b_.CreateAdd(rowBase, j, "", true, true);
         for (size_t i = 0; i < out_.size(); ++i)
-          if (p_.resultElem[i]) store(i, eval(p_.fusion->yields[i], Frame::Full, e), at);
+          if (p_.resultElem[i]) store(i, eval(p_.fusion->yields[i], Frame::Full, e), at, e.blockStart);
       });
     });
   }
@@ -634,8 +692,9 @@ class Emitter {
       llvm::BasicBlock* hb = hoistBlock("reduce");
       std::vector<llvm::Value*> full = unit.full;
       auto body = [&]() {
-        vecLoop(spaceDim_[last], true, "lastaxis", [&](llvm::Value* j, int lane) {
+        rowLoop(spaceDim_[last], "lastaxis", [&](llvm::Value* j, int lane) {
           Ctx e;
+          e.blockStart = lane == 0;
           e.full = full;
           e.full[last] = j;
           e.hoist = &unit;
@@ -659,7 +718,7 @@ class Emitter {
         nest(0);
       }
       foldLanes(accs, unit);
-      for (size_t i = 0; i < out_.size(); ++i) store(i, eval(p_.fusion->yields[i], p_.resultFrame[i], unit), o);
+      for (size_t i = 0; i < out_.size(); ++i) storeOnce(i, eval(p_.fusion->yields[i], p_.resultFrame[i], unit), o);
     });
   }
 
@@ -717,11 +776,99 @@ class Emitter {
     b_.SetInsertPoint(exit);
   }
 
+  // --- input kernel, last axis kept, GPU Tile schedule ---------------------
+  // The block's range (at most 32 outputs, given by the launch) is cut into
+  // segments of consecutive columns as in emitColumns. Thread (s, c) of the
+  // block's 8 x 32 reads column c of the rows s, s+8, ... (a warp reads 32
+  // neighbouring floats of one row: coalesced); the 8 partials of a column
+  // meet in shared memory and slice 0 combines them in order and stores.
+  void emitColumnTile(llvm::Value* lo, llvm::Value* hi) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    const int slices = kGpuBlockSize / 32;
+    Accs accs;
+    std::vector<llvm::GlobalVariable*> shared;
+    for (const Operation* r : p_.reductions) {
+      accs.emplace_back(r, accArray(*r, 1));
+      shared.push_back(emitSharedArray(b_, accType(*r), kGpuBlockSize, "tile." + r->result()->name));
+    }
+    llvm::Value* cols = keptDim_.back();
+    std::vector<llvm::Value*> outer(keptDim_.begin(), keptDim_.end() - 1);
+    std::vector<llvm::Value*> redDims;
+    for (size_t d = 0; d < p_.space.size(); ++d)
+      if (p_.reduced[d]) redDims.push_back(spaceDim_[d]);
+    llvm::Value* rows = idx(1);
+    for (llvm::Value* d : redDims) rows = b_.CreateMul(rows, d, "", true, true);
+    llvm::Value* sharedAt = b_.CreateAdd(b_.CreateMul(rowLane_, idx(32)), colLane_);
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* head = llvm::BasicBlock::Create(ctx_, "seg", fn);
+    auto* body = llvm::BasicBlock::Create(ctx_, "seg.body", fn);
+    auto* exit = llvm::BasicBlock::Create(ctx_, "seg.end", fn);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode* o = b_.CreatePHI(it_, 2, "o");
+    o->addIncoming(lo, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(o, hi), body, exit);
+    b_.SetInsertPoint(body);
+    llvm::Value* c0 = b_.CreateURem(o, cols, "c0");
+    llvm::Value* n = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateSub(cols, c0), b_.CreateSub(hi, o), nullptr, "n");
+    std::vector<llvm::Value*> keptIx = unflatten(b_.CreateUDiv(o, cols), outer);
+    keptIx.push_back(b_.CreateAdd(c0, colLane_, "", true, true));
+    llvm::Value* valid = b_.CreateICmpULT(colLane_, n, "valid");
+    for (auto [r, arr] : accs) b_.CreateStore(accInit(*r), slot(*r, arr, idx(0)));
+    // Rows of this thread's slice; threads past the segment's columns only
+    // take part in the barriers.
+    llvm::Value* start = b_.CreateSelect(valid, rowLane_, rows);
+    loop(start, rows, slices, "rows", [&](llvm::Value* rr) {
+      std::vector<llvm::Value*> red = unflatten(rr, redDims);
+      Ctx e;
+      e.full = spread(keptIx);
+      size_t q = 0;
+      for (size_t d = 0; d < p_.space.size(); ++d)
+        if (p_.reduced[d]) e.full[d] = red[q++];
+      for (auto [r, arr] : accs) accumulate(*r, arr, idx(0), e);
+    });
+    emitBarrier(b_);  // the previous segment's readers are done with the arrays
+    for (size_t k = 0; k < accs.size(); ++k) {
+      auto [r, arr] = accs[k];
+      b_.CreateStore(b_.CreateLoad(accType(*r), slot(*r, arr, idx(0))),
+                     b_.CreateInBoundsGEP(shared[k]->getValueType(), shared[k], {idx(0), sharedAt}));
+    }
+    emitBarrier(b_);
+    auto* fin = llvm::BasicBlock::Create(ctx_, "tile.store", fn);
+    auto* next = llvm::BasicBlock::Create(ctx_, "tile.next", fn);
+    b_.CreateCondBr(b_.CreateAnd(valid, b_.CreateICmpEQ(rowLane_, idx(0))), fin, next);
+    b_.SetInsertPoint(fin);
+    Ctx unit;
+    unit.rows = keptIx;
+    unit.full = spread(unit.rows);
+    for (size_t k = 0; k < accs.size(); ++k) {
+      const Operation* r = accs[k].first;
+      llvm::Value* a = nullptr;
+      for (int sl = 0; sl < slices; ++sl) {
+        llvm::Value* at = b_.CreateAdd(idx(int64_t(sl) * 32), colLane_);
+        llvm::Value* x = b_.CreateLoad(accType(*r), b_.CreateInBoundsGEP(shared[k]->getValueType(), shared[k], {idx(0), at}));
+        a = a ? combine(*r, a, x) : x;
+      }
+      unit.memo[{r->result(), p_.frameOf(r->result(), Frame::Full)}] = finish(*r, a);
+    }
+    llvm::Value* at = b_.CreateAdd(o, colLane_, "", true, true);
+    for (size_t i = 0; i < out_.size(); ++i) store(i, eval(p_.fusion->yields[i], p_.resultFrame[i], unit), at);
+    b_.CreateBr(next);
+    b_.SetInsertPoint(next);
+    o->addIncoming(b_.CreateAdd(o, n), b_.GetInsertBlock());
+    b_.CreateBr(head);
+    b_.SetInsertPoint(exit);
+  }
+
   const Plan& p_;
   llvm::IRBuilderBase& b_;
   llvm::LLVMContext& ctx_;
   KernelVariant v_;
   int W_;
+  int lanes_ = 1;                  // threads sharing a row (GPU Warp and Block schedules)
+  llvm::Value* lane_ = nullptr;    // this thread's place among them
+  llvm::Value* colLane_ = nullptr; // Tile: this thread's column in the tile, and row slice
+  llvm::Value* rowLane_ = nullptr;
   llvm::Type* it_ = nullptr;  // the index type: i64, or i32 for index32
   llvm::BasicBlock* entry_ = nullptr;
   llvm::BasicBlock* done_ = nullptr;

@@ -27,7 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct CompileOpts {
-  std::string file, output, func, emit, depFile, cpu = "native", runtimeDir, target = "cpu", tuning;
+  std::string file, output, func, emit, depFile, cpu = "native", runtimeDir, target = "cpu", tuning, rowSchedule;
   bool objectOnly = false, depsMD = false;
   int optLevel = 2, vectorWidth = 0;
 };
@@ -175,9 +175,7 @@ int cmdCompile(const CompileOpts& o) {
     return 1;
   }
   codegen::PlanOptions popts;
-  // One vector block is a 256-bit register on the CPU, a 128-bit access on the GPU.
-  popts.vectorWidth = o.vectorWidth > 0 ? o.vectorWidth : gpuArch.empty() ? 8 : 4;
-  popts.alignedVectors = !gpuArch.empty();
+  if (!targetPlanOptions(o.target, o.vectorWidth, o.rowSchedule, popts, std::cerr)) return 1;
   auto fe = loadAndPlan(o.file, o.func, popts, std::cerr);
   if (!fe) return 1;
   // --tuning: per-range configurations (docs/tuning.md); other vector widths
@@ -293,6 +291,9 @@ Command addCompileCommand(CLI::App& app) {
   c->add_option("--vector-width", o->vectorWidth,
                 "elements per block of vector kernel versions (default 8 on the CPU, 4 on the GPU; 1: none)");
   c->add_option("--target", o->target, "cpu (default), cuda:sm_80 or cuda:sm_90");
+  c->add_option("--row-schedule", o->rowSchedule,
+                "GPU reduction schedules: WARP,BLOCK,TILE = the shortest row a warp reduces, the shortest a block "
+                "reduces, the fewest rows a column tile sums (default 32,1024,64)");
   c->add_option("--runtime-dir", o->runtimeDir, "folder of libdscc_runtime.so to link against");
   c->add_option("--tuning", o->tuning, "a dscc-tune file: vector width and parallel chunk per size range (docs/tuning.md)");
   return {c, [o] { return cmdCompile(*o); }};

@@ -12,7 +12,7 @@ namespace dscc::tools {
 namespace {
 
 struct ExplainOpts {
-  std::string file, func, target = "cpu", tuning;
+  std::string file, func, target = "cpu", tuning, rowSchedule;
   std::vector<std::string> dims;
   int vectorWidth = 0;
 };
@@ -32,15 +32,7 @@ std::string value(const DimExpr& e, const DimBindings& env) {
 int cmdExplain(const ExplainOpts& o) {
   codegen::PlanOptions popts;
   bool gpu = o.target != "cpu";
-  if (gpu) {
-    std::string why;
-    if (codegen::parseCudaTarget(o.target, &why).empty()) {
-      std::cerr << "dscc: error: " << why << "\n";
-      return 1;
-    }
-  }
-  popts.vectorWidth = o.vectorWidth > 0 ? o.vectorWidth : gpu ? 4 : 8;
-  popts.alignedVectors = gpu;
+  if (!targetPlanOptions(o.target, o.vectorWidth, o.rowSchedule, popts, std::cerr)) return 1;
   auto fe = loadAndPlan(o.file, o.func, popts, std::cerr);
   if (!fe) return 1;
   std::vector<std::unique_ptr<Frontend>> tunedPlans;  // other vector widths, alive while fe's plan points into them
@@ -109,7 +101,8 @@ int cmdExplain(const ExplainOpts& o) {
     for (const codegen::GuardPlan& g : k.guards) {
       const char* name = g.kind == codegen::GuardKind::Vector    ? "vector"
                          : g.kind == codegen::GuardKind::Index32 ? "index32"
-                                                                 : "broadcast-free";
+                         : g.kind == codegen::GuardKind::Schedule ? "schedule"
+                                                                  : "broadcast-free";
       std::cout << "    guard " << name << ": " << g.text;
       if (g.proved) {
         std::cout << "  -- proved from the facts, no run-time test\n";
@@ -156,6 +149,7 @@ Command addExplainCommand(CLI::App& app) {
   c->add_option("--vector-width", o->vectorWidth, "as for dscc compile (default 8 on the CPU, 4 on the GPU)");
   c->add_option("--target", o->target, "cpu (default), cuda:sm_80 or cuda:sm_90");
   c->add_option("--tuning", o->tuning, "a dscc-tune file: show the range and configuration that apply");
+  c->add_option("--row-schedule", o->rowSchedule, "as for dscc compile");
   return {c, [o] { return cmdExplain(*o); }};
 }
 

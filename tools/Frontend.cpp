@@ -7,9 +7,53 @@
 #include "ir/Printer.h"
 #include "passes/DefaultPipeline.h"
 #include "passes/Pipeline.h"
+#include "codegen/GpuKernels.h"
 #include "tuner/ApplyTuning.h"
 
 namespace dscc::tools {
+
+bool targetPlanOptions(const std::string& target, int vectorWidth, const std::string& rowSchedule,
+                       codegen::PlanOptions& out, std::ostream& err) {
+  std::string why;
+  bool gpu = target != "cpu";
+  if (gpu && codegen::parseCudaTarget(target, &why).empty()) {
+    err << "dscc: error: " << why << "\n";
+    return false;
+  }
+  // One vector block is a 256-bit register on the CPU, a 128-bit access on the GPU.
+  out.vectorWidth = vectorWidth > 0 ? vectorWidth : gpu ? 4 : 8;
+  out.alignedVectors = gpu;
+  out.gpuSchedules = gpu;
+  if (rowSchedule.empty()) return true;
+  if (!gpu) {
+    err << "dscc: error: --row-schedule applies to GPU targets only\n";
+    return false;
+  }
+  std::vector<int64_t> v;
+  std::string item;
+  std::istringstream in(rowSchedule);
+  bool ok = true;
+  while (std::getline(in, item, ',')) {
+    try {
+      size_t used = 0;
+      long long x = std::stoll(item, &used);
+      ok &= used == item.size() && x >= 1;
+      v.push_back(x);
+    } catch (...) {
+      ok = false;
+    }
+  }
+  if (!ok || v.size() != 3 || v[0] > v[1]) {
+    err << "dscc: error: bad --row-schedule '" << rowSchedule
+        << "' (expected WARP,BLOCK,TILE: the shortest row a warp reduces, the shortest a block reduces "
+           "(>= WARP), the fewest rows a column tile sums; e.g. the default 32,1024,64)\n";
+    return false;
+  }
+  out.warpRowMin = v[0];
+  out.blockRowMin = v[1];
+  out.tileRowMin = v[2];
+  return true;
+}
 
 std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string& funcName,
                                       const codegen::PlanOptions& opts, std::ostream& err) {

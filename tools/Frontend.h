@@ -25,6 +25,14 @@ struct Frontend {
   codegen::ModelPlan plan;
 };
 
+/// The planner's options for `target` ("cpu", "cuda:sm_80", "cuda:sm_90"):
+/// vector width (`vectorWidth` > 0, else 8 on the CPU and 4 on the GPU),
+/// aligned vector blocks and reduction schedules on the GPU, with the
+/// schedule thresholds `rowSchedule` ("WARP,BLOCK,TILE" minimum row lengths;
+/// "" keeps the defaults). Reports to `err`; false on a bad value.
+bool targetPlanOptions(const std::string& target, int vectorWidth, const std::string& rowSchedule,
+                       codegen::PlanOptions& out, std::ostream& err);
+
 /// Loads `file` and prepares function `funcName` (default: @main or the only
 /// one). Errors go to `err` as located diagnostics; returns null after any.
 std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string& funcName,
