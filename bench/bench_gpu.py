@@ -12,6 +12,11 @@ every model then binds to it.
   written once) / time, and its % of a device-to-device copy (torch
   `dst.copy_(src)` of 2 GiB, bytes read + written) measured in the same run.
 - bert_layer: `--bert-points` points of bert_serving.yaml, all B*S.
+- f16: `--half` workloads (default bert_layer, layer_norm, softmax) again in
+  half precision: `gpu-pack/W_f16.so` is the workload with every f32 made f16
+  (scripts/gpu-prepare.sh), against the torch module in .half(); dscc's
+  matmuls are tensor-op cuBLAS with fp32 accumulation, as torch's. Checked
+  against f16 eager with tol 1e-2 (bert_layer 3e-2).
 - Systems: dscc (ctypes `dscc_model_run` with torch tensors' data_ptr() as
   device pointers, outputs allocated by the caller), PyTorch eager, and
   torch.compile(dynamic=True) with Inductor; its graphs are counted by a
@@ -54,7 +59,8 @@ import shapes  # noqa: E402
 from peers import SHAPES, WORKLOAD_LIST, Workload  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-TOL = {"bert_layer": 2e-3}
+TOL = {"bert_layer": 2e-3, "bert_layer_f16": 3e-2}
+HALF_TOL = 1e-2
 DEFAULT_TOL = 1e-3
 #: tensors above this many elements are filled by repeating a block of CHUNK elements (a prime)
 EXACT_FILL_MAX = 1 << 22
@@ -86,12 +92,15 @@ class GpuModel:
         """A call on these torch CUDA tensors (outputs written in place), tensor structs built once."""
         keep: list = list(inputs) + list(outputs)
 
+        torch = _torch()
+        codes = {torch.float32: dscc_abi.DSCC_F32, torch.float16: 1, torch.bfloat16: 2}  # dscc_dtype
+
         def tensor(t):
-            assert t.device.type == DEVICE and t.is_contiguous() and t.dtype == _torch().float32
+            assert t.device.type == DEVICE and t.is_contiguous() and t.dtype in codes
             dims = (ctypes.c_int64 * max(1, t.dim()))(*t.shape)
             keep.append(dims)
             return dscc_abi.DsccTensor(ctypes.c_void_p(t.data_ptr()), ctypes.cast(dims, ctypes.POINTER(ctypes.c_int64)),
-                                       t.dim(), dscc_abi.DSCC_F32)
+                                       t.dim(), codes[t.dtype])
 
         ins = (dscc_abi.DsccTensor * max(1, len(inputs)))(*[tensor(t) for t in inputs])
         outs = (dscc_abi.DsccTensor * max(1, len(outputs)))(*[tensor(t) for t in outputs])
@@ -180,9 +189,9 @@ def out_shape(wl: Workload, point) -> tuple:
     return (point["D"],) if wl.name == "col_reduce" else wl.shape_of(wl.args[0][1], point)
 
 
-def traffic_bytes(wl: Workload, point) -> int:
+def traffic_bytes(wl: Workload, point, elem: int = 4) -> int:
     """Bytes a perfect kernel moves: every input read once, the output written once."""
-    return 4 * (sum(math.prod(wl.shape_of(d, point)) for _, d in wl.args) + math.prod(out_shape(wl, point)))
+    return elem * (sum(math.prod(wl.shape_of(d, point)) for _, d in wl.args) + math.prod(out_shape(wl, point)))
 
 
 def _points(wl: Workload):
@@ -288,10 +297,12 @@ def mismatches(got, ref, tol: float) -> int:
 # One workload
 
 
-def run_workload(wl: Workload, so: Path, points, args, deadline: float) -> dict:
-    """Times dscc, eager and torch.compile at each point; returns rows and notes."""
+def run_workload(wl: Workload, so: Path, points, args, deadline: float, half: bool = False) -> dict:
+    """Times dscc, eager and torch.compile at each point (in f16 with `half`); returns rows and notes."""
     torch = _torch()
-    res = {"name": wl.name, "rows": [], "notes": [], "failed": False}
+    name = wl.name + ("_f16" if half else "")
+    dtype = torch.float16 if half else torch.float32
+    res = {"name": name, "rows": [], "notes": [], "failed": False}
     try:
         model = GpuModel(so)
     except (OSError, dscc_abi.DsccError) as e:
@@ -299,18 +310,20 @@ def run_workload(wl: Workload, so: Path, points, args, deadline: float) -> dict:
         res["failed"] = True
         return res
     module = wl.make_module().eval().to(DEVICE)
+    if half:
+        module = module.half()
     comp = Compiled(module)
-    tol = TOL.get(wl.name, DEFAULT_TOL)
+    tol = TOL.get(name, HALF_TOL if half else DEFAULT_TOL)
     sync = torch.cuda.synchronize if DEVICE == "cuda" else (lambda: None)
     for i, (point, weight) in enumerate(points):
         if time.perf_counter() > deadline:
             res["notes"].append(f"{len(points) - i} point(s) skipped: time budget spent")
             break
-        row = {"point": point, "weight": weight, "mb": traffic_bytes(wl, point) / 1e6}
+        row = {"point": point, "weight": weight, "mb": traffic_bytes(wl, point, 2 if half else 4) / 1e6}
         res["rows"].append(row)
         try:
-            ins = device_inputs(wl, point, seed=1000 + i)
-            out = torch.full(out_shape(wl, point), float("nan"), device=DEVICE)
+            ins = [t.to(dtype) for t in device_inputs(wl, point, seed=1000 + i)]
+            out = torch.full(out_shape(wl, point), float("nan"), device=DEVICE, dtype=dtype)
             call = model.bind(ins, [out])
             sync()
             t0 = time.perf_counter()
@@ -319,8 +332,8 @@ def run_workload(wl: Workload, so: Path, points, args, deadline: float) -> dict:
             with torch.inference_mode():
                 ref = module(*ins)
             sync()
-            row["bad"] = mismatches(out, ref, tol)
-            row["max_abs"] = float((out - ref).abs().max().item()) if out.numel() else 0.0
+            row["bad"] = mismatches(out.float(), ref.float(), tol)
+            row["max_abs"] = float((out.float() - ref.float()).abs().max().item()) if out.numel() else 0.0
             del ref
             row["dscc"] = time_sync(call, lambda: None, args.repeats)
         except dscc_abi.DsccError as e:
@@ -345,7 +358,7 @@ def run_workload(wl: Workload, so: Path, points, args, deadline: float) -> dict:
                 res["notes"].append(f"torch.compile skipped at {fmt_point(point)}: time budget spent")
         del ins, out, call
         torch.cuda.empty_cache()
-        log(f"  {wl.name} {fmt_point(point)}: dscc {fmt_ms(row.get('dscc'))}, eager {fmt_ms(row.get('eager'))}, "
+        log(f"  {name} {fmt_point(point)}: dscc {fmt_ms(row.get('dscc'))}, eager {fmt_ms(row.get('eager'))}, "
             f"compile {fmt_ms(row.get('compile'))}, mismatches {row['bad']}")
     model.m.close()
     return res
@@ -422,6 +435,9 @@ def main(argv=None) -> int:
                     help="stop starting new work after this many seconds (default 300)")
     ap.add_argument("--workloads", nargs="+", default=[w.name for w in WORKLOAD_LIST],
                     choices=[w.name for w in WORKLOAD_LIST], metavar="W")
+    ap.add_argument("--half", nargs="*", default=["bert_layer", "layer_norm", "softmax"],
+                    choices=[w.name for w in WORKLOAD_LIST], metavar="W",
+                    help="workloads also run in f16 from gpu-pack/W_f16.so (default bert_layer layer_norm softmax)")
     ap.add_argument("--out", type=Path, help="also write the table here")
     ap.add_argument("--json", type=Path, help="also write the raw numbers here (scripts/gpu-check.sh reads them)")
     args = ap.parse_args(argv)
@@ -474,6 +490,23 @@ def main(argv=None) -> int:
         except Exception as e:  # one workload's crash (a torch error, a poisoned context) must not hide the rest
             log(f"bench_gpu: {wl.name}: {type(e).__name__}: {e}")
             results.append({"name": wl.name, "rows": [], "failed": True,
+                            "notes": [f"crashed: {type(e).__name__}: {str(e)[:200]}"]})
+    # f16 last: the same points, half the bytes, tensor-op matmuls.
+    for wl in order:
+        if wl.name not in args.half:
+            continue
+        so = args.pack / f"{wl.name}_f16.so"
+        if not so.exists():
+            results.append({"name": wl.name + "_f16", "rows": [], "notes": [f"{so} missing"], "failed": True})
+            continue
+        pts = pick_large(wl, args.points, args.max_gb) if wl.memory_bound else \
+            pick_representative(wl, args.bert_points, args.max_gb)
+        log(f"bench_gpu: {wl.name} f16: {len(pts)} point(s)")
+        try:
+            results.append(run_workload(wl, so, pts, args, deadline, half=True))
+        except Exception as e:  # as above
+            log(f"bench_gpu: {wl.name} f16: {type(e).__name__}: {e}")
+            results.append({"name": wl.name + "_f16", "rows": [], "failed": True,
                             "notes": [f"crashed: {type(e).__name__}: {str(e)[:200]}"]})
     text = report(results, copy_gbs, device, args, time.perf_counter() - t_start)
     emit(text, {"device": device, "copy_gbs": copy_gbs, "results": results})

@@ -218,7 +218,7 @@ llvm::Value* cast(llvm::IRBuilderBase& b, DType from, DType to, llvm::Value* x) 
   if (from == to) return x;
   Num nf = numOf(from), nt = numOf(to);
   if (nf == Num::Float) {
-    if (nt == Num::Float) return b.CreateFPCast(x, dst);
+    if (nt == Num::Float) return roundToDType(b, to, b.CreateFPCast(x, dst));
     if (nt == Num::Bool) return b.CreateFCmpUNE(x, fconst(x->getType(), 0.0));  // NaN != 0
     // Truncation toward zero into int64 as Tensor::setF: NaN and infinities
     // give 0, values beyond int64 saturate; then wrap to the width.
@@ -228,6 +228,8 @@ llvm::Value* cast(llvm::IRBuilderBase& b, DType from, DType to, llvm::Value* x) 
     return b.CreateTrunc(b.CreateSelect(inf, b.getInt64(0), sat), dst);
   }
   if (nf == Num::Bool) return nt == Num::Float ? b.CreateUIToFP(x, dst) : b.CreateZExt(x, dst);
+  if (nt == Num::Float && (to == DType::F16 || to == DType::BF16))
+    return roundToDType(b, to, b.CreateFPTrunc(b.CreateSIToFP(x, b.getDoubleTy()), dst));
   // From an integer.
   if (nt == Num::Bool) return b.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
   if (nt == Num::Int) return b.CreateSExtOrTrunc(x, dst);
@@ -239,10 +241,12 @@ llvm::Value* cast(llvm::IRBuilderBase& b, DType from, DType to, llvm::Value* x) 
 
 }  // namespace
 
+llvm::Value* emitElementwiseValue(llvm::IRBuilderBase& b, const Operation& op, llvm::ArrayRef<llvm::Value*> args);
+
 bool dtypeSupported(DType t) {
   switch (t) {
-    case DType::F32: case DType::F64: case DType::I64: case DType::I32: case DType::I8: case DType::I1: return true;
-    case DType::F16: case DType::BF16: return false;
+    case DType::F32: case DType::F64: case DType::I64: case DType::I32: case DType::I8: case DType::I1:
+    case DType::F16: case DType::BF16: return true;
   }
   return false;
 }
@@ -255,26 +259,70 @@ llvm::Type* registerType(llvm::LLVMContext& ctx, DType t) {
     case DType::I32: return llvm::Type::getInt32Ty(ctx);
     case DType::I8: return llvm::Type::getInt8Ty(ctx);
     case DType::I1: return llvm::Type::getInt1Ty(ctx);
-    case DType::F16: return llvm::Type::getHalfTy(ctx);
-    case DType::BF16: return llvm::Type::getBFloatTy(ctx);
+    case DType::F16: case DType::BF16: return llvm::Type::getFloatTy(ctx);
   }
   return nullptr;
 }
 
 llvm::Type* storageType(llvm::LLVMContext& ctx, DType t) {
+  if (t == DType::F16) return llvm::Type::getHalfTy(ctx);
+  if (t == DType::BF16) return llvm::Type::getBFloatTy(ctx);
   return t == DType::I1 ? llvm::Type::getInt8Ty(ctx) : registerType(ctx, t);
+}
+
+namespace {
+// NVPTX converts bf16 in hardware (sm_80+); elsewhere LLVM would call
+// __truncsfbf2, which older libgcc lacks, so the CPU does it with integers.
+bool nativeBF16(llvm::IRBuilderBase& b) {
+  return llvm::StringRef(moduleOf(b).getTargetTriple()).starts_with("nvptx");
+}
+}  // namespace
+
+llvm::Value* toRegister(llvm::IRBuilderBase& b, DType t, llvm::Value* v) {
+  switch (t) {
+    case DType::I1: return b.CreateICmpNE(v, b.getInt8(0));  // any nonzero byte is true, as Tensor::getI
+    case DType::F16: return b.CreateFPExt(v, b.getFloatTy());
+    case DType::BF16: {
+      if (nativeBF16(b)) return b.CreateFPExt(v, b.getFloatTy());
+      llvm::Value* bits = b.CreateZExt(b.CreateBitCast(v, b.getInt16Ty()), b.getInt32Ty());
+      return b.CreateBitCast(b.CreateShl(bits, 16), b.getFloatTy());
+    }
+    default: return v;
+  }
+}
+
+llvm::Value* toStorage(llvm::IRBuilderBase& b, DType t, llvm::Value* v) {
+  switch (t) {
+    case DType::I1: return b.CreateZExt(v, b.getInt8Ty());
+    case DType::F16: return b.CreateFPTrunc(v, b.getHalfTy());
+    case DType::BF16: {
+      if (nativeBF16(b)) return b.CreateFPTrunc(v, b.getBFloatTy());
+      // Round to nearest even on the top 16 bits; a NaN keeps its sign and
+      // top payload with the quiet bit set (as doubleToBF16).
+      llvm::Value* x = b.CreateBitCast(v, b.getInt32Ty());
+      llvm::Value* odd = b.CreateAnd(b.CreateLShr(x, 16), 1);
+      llvm::Value* rounded = b.CreateLShr(b.CreateAdd(x, b.CreateAdd(b.getInt32(0x7fff), odd)), 16);
+      llvm::Value* nan = b.CreateOr(b.CreateLShr(x, 16), b.getInt32(0x40));
+      llvm::Value* r = b.CreateSelect(b.CreateFCmpUNO(v, v), nan, rounded);
+      return b.CreateBitCast(b.CreateTrunc(r, b.getInt16Ty()), b.getBFloatTy());
+    }
+    default: return v;
+  }
+}
+
+llvm::Value* roundToDType(llvm::IRBuilderBase& b, DType t, llvm::Value* v) {
+  if (t != DType::F16 && t != DType::BF16) return v;
+  if (v->getType()->isDoubleTy()) v = b.CreateFPTrunc(v, b.getFloatTy());
+  return toRegister(b, t, toStorage(b, t, v));
 }
 
 llvm::Value* loadElement(llvm::IRBuilderBase& b, DType t, llvm::Value* ptr, uint64_t align) {
   llvm::Type* st = storageType(b.getContext(), t);
-  llvm::Value* v = b.CreateAlignedLoad(st, ptr, llvm::Align(align ? align : dtypeSize(t)));
-  // Any nonzero byte is true, as Tensor::getI reads an i1.
-  return t == DType::I1 ? b.CreateICmpNE(v, b.getInt8(0)) : v;
+  return toRegister(b, t, b.CreateAlignedLoad(st, ptr, llvm::Align(align ? align : dtypeSize(t))));
 }
 
 void storeElement(llvm::IRBuilderBase& b, DType t, llvm::Value* v, llvm::Value* ptr, uint64_t align) {
-  if (t == DType::I1) v = b.CreateZExt(v, b.getInt8Ty());
-  b.CreateAlignedStore(v, ptr, llvm::Align(align ? align : dtypeSize(t)));
+  b.CreateAlignedStore(toStorage(b, t, v), ptr, llvm::Align(align ? align : dtypeSize(t)));
 }
 
 bool isElementwise(const Operation& op) {
@@ -326,6 +374,13 @@ std::string checkElementwiseOp(const Operation& op) {
 }
 
 llvm::Value* emitElementwiseOp(llvm::IRBuilderBase& b, const Operation& op, llvm::ArrayRef<llvm::Value*> args) {
+  DType out = op.result()->type.dtype;
+  llvm::Value* r = emitElementwiseValue(b, op, args);
+  // Casts round themselves (from double directly where they can).
+  return op.info().category == OpCategory::Cast ? r : roundToDType(b, out, r);
+}
+
+llvm::Value* emitElementwiseValue(llvm::IRBuilderBase& b, const Operation& op, llvm::ArrayRef<llvm::Value*> args) {
   DType in = op.operands[0]->type.dtype;
   Num n = numOf(in);
   switch (op.info().category) {

@@ -18,14 +18,29 @@
 
 namespace dscc::codegen {
 
-/// True for the dtypes generated code handles: f32, f64, i64, i32, i8, i1.
+/// True for the dtypes generated code handles: all of them (f32, f16, bf16,
+/// f64, i64, i32, i8, i1).
 bool dtypeSupported(DType dt);
 
-/// The type of an element of `dt` in registers (i1 for i1).
+/// The type of an element of `dt` in registers (i1 for i1; f16 and bf16 are
+/// computed in float, as the interpreter does).
 llvm::Type* registerType(llvm::LLVMContext& ctx, DType dt);
 
-/// The type of an element of `dt` in memory (i1 is stored as one byte).
+/// The type of an element of `dt` in memory (i1 is stored as one byte, f16
+/// as half, bf16 as bfloat).
 llvm::Type* storageType(llvm::LLVMContext& ctx, DType dt);
+
+/// A value loaded as storageType(dt) in its register form (f16/bf16 widened exactly).
+llvm::Value* toRegister(llvm::IRBuilderBase& b, DType dt, llvm::Value* stored);
+
+/// A register value in its storage form (f16/bf16 rounded to nearest even,
+/// NaN kept a NaN, as Tensor::setF does).
+llvm::Value* toStorage(llvm::IRBuilderBase& b, DType dt, llvm::Value* v);
+
+/// `v` (register form) rounded to `dt`'s precision and widened again: the
+/// value an op's f16/bf16 result has once stored, which the next op of a
+/// fused chain must see. Other dtypes: `v`.
+llvm::Value* roundToDType(llvm::IRBuilderBase& b, DType dt, llvm::Value* v);
 
 /// Loads the element at `ptr` and converts it to its register form.
 /// `align`: the pointer's known alignment in bytes (0: the element size).

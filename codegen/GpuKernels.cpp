@@ -220,8 +220,9 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
             off = b.CreateAdd(off, b.CreateMul(b.CreateURem(rest, ext), dims.emit(op.copyStrides[d])));
             rest = b.CreateUDiv(rest, ext);
           }
-          llvm::Value* v = b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), fn->getArg(0), off));
-          b.CreateStore(v, b.CreateInBoundsGEP(b.getFloatTy(), fn->getArg(1), u));
+          llvm::Type* et = storageType(m.getContext(), k.gemm->matmul->operands[0]->type.dtype);
+          llvm::Value* v = b.CreateLoad(et, b.CreateInBoundsGEP(et, fn->getArg(0), off));
+          b.CreateStore(v, b.CreateInBoundsGEP(et, fn->getArg(1), u));
         });
         kernels.push_back(g);
       }

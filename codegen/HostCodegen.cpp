@@ -125,6 +125,11 @@ class HostEmitter {
       free_ = declare("dscc_cuda_free", b_.getVoidTy(), {p, p});
       gemm_ = declare("dscc_cuda_sgemm_nd", i32(),
                       {p, i32(), i32(), i64(), i64(), i64(), p, i64(), p, i64(), p, i64(), i32(), p, p, p, p, i32()});
+      // f16 and bf16 matmuls: tensor-op cuBLAS, fp32 accumulation.
+      hgemm_ = declare("dscc_cuda_hgemm_nd", i32(),
+                       {p, i32(), i32(), i64(), i64(), i64(), p, i64(), p, i64(), p, i64(), i32(), p, p, p, p, i32()});
+      bgemm_ = declare("dscc_cuda_bgemm_nd", i32(),
+                       {p, i32(), i32(), i64(), i64(), i64(), p, i64(), p, i64(), p, i64(), i32(), p, p, p, p, i32()});
       moduleGet_ = declare("dscc_cuda_module_get", i32(), {p, p, p, p});
       cudaLaunch_ = declare("dscc_cuda_launch", i32(), {p, p, p, i64(), i32(), i32(), p});
       toDevice_ = declare("dscc_cuda_copy_to_device", i32(), {p, p, p, i64()});
@@ -511,8 +516,9 @@ class HostEmitter {
       const KernelPlan* k = kernelOf(&op);
       if (k && k->gemm) {
         std::vector<std::pair<std::string, Type>> temps;
-        if (!k->gemm->a.copyDims.empty()) temps.push_back({"a", Type{DType::F32, k->gemm->a.copyDims}});
-        if (!k->gemm->b.copyDims.empty()) temps.push_back({"b", Type{DType::F32, k->gemm->b.copyDims}});
+        DType gdt = k->gemm->matmul->operands[0]->type.dtype;
+        if (!k->gemm->a.copyDims.empty()) temps.push_back({"a", Type{gdt, k->gemm->a.copyDims}});
+        if (!k->gemm->b.copyDims.empty()) temps.push_back({"b", Type{gdt, k->gemm->b.copyDims}});
         if (k->gemm->epilogue && !k->gemm->epilogueInPlace)
           temps.push_back({"c", k->gemm->matmul->result()->type});
         for (auto& [name, t] : temps) {
@@ -837,7 +843,8 @@ class HostEmitter {
                                           b_.getInt32(g.batchDims.size()), i64Array(bd, "batch.dims"),
                                           i64Array(sa, "batch.sa"), i64Array(sb, "batch.sb"), i64Array(sc, "batch.sc")};
     if (gpu_) gemmArgs.push_back(b_.getInt32(0));  // exact fp32, no TF32
-    checked(gemm_, gemmArgs);
+    DType gdt = g.matmul->operands[0]->type.dtype;
+    checked(gdt == DType::F16 ? hgemm_ : gdt == DType::BF16 ? bgemm_ : gemm_, gemmArgs);
     if (!g.epilogue) return "";
     std::vector<llvm::Value*> ins = {c};
     for (size_t idx : g.epilogueOperands) ins.push_back(address(op.operands.at(idx)));
@@ -960,7 +967,7 @@ class HostEmitter {
   llvm::IRBuilder<> b_;
   std::vector<std::vector<llvm::Function*>> kernelFns_;
   std::vector<std::map<std::string, llvm::Function*>> tunedFns_;  // by function name, per kernel
-  llvm::FunctionCallee setError_, checkInput_, prepareOutput_, alloc_, free_, tensorFree_, launch_, gemm_, copy_;
+  llvm::FunctionCallee setError_, checkInput_, prepareOutput_, alloc_, free_, tensorFree_, launch_, gemm_, copy_, hgemm_, bgemm_;
   // GPU models only.
   const GpuArtifact* gpu_ = nullptr;
   llvm::FunctionCallee moduleGet_, cudaLaunch_, toDevice_, deviceCopy_, sync_;

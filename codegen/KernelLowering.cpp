@@ -375,7 +375,7 @@ class LoopEmitter {
         if (r.value || r.step || !vecOf(dt)) continue;
         llvm::Value* at = b_.CreateInBoundsGEP(storageType(ctx_, dt), r.rowPtr, c);
         llvm::Value* v = b_.CreateAlignedLoad(vecOf(dt), at, align(dt));
-        for (int l = 0; l < vw(); ++l) laneVals[k].push_back(b_.CreateExtractElement(v, l));
+        for (int l = 0; l < vw(); ++l) laneVals[k].push_back(toRegister(b_, dt, b_.CreateExtractElement(v, l)));
       }
       std::vector<std::vector<llvm::Value*>> outLanes(outRow.size());
       for (int l = 0; l < vw(); ++l) {
@@ -397,7 +397,7 @@ class LoopEmitter {
           continue;
         }
         llvm::Value* v = llvm::PoisonValue::get(vecOf(dt));
-        for (int l = 0; l < vw(); ++l) v = b_.CreateInsertElement(v, outLanes[i][l], l);
+        for (int l = 0; l < vw(); ++l) v = b_.CreateInsertElement(v, toStorage(b_, dt, outLanes[i][l]), l);
         b_.CreateAlignedStore(v, b_.CreateInBoundsGEP(storageType(ctx_, dt), outRow[i], c), align(dt));
       }
       llvm::Value* c1 = b_.CreateAdd(c, b_.getInt64(vw()), "blk.next", true, true);

@@ -294,7 +294,8 @@ std::string planLibraryKernel(const Operation& fusion, ShapeSolver* solver, Gemm
   }
   if (!mm) return "codegen: the library kernel has no matmul";
   const DType dt = mm->operands[0]->type.dtype;
-  if (dt != DType::F32) return "codegen: matmul of " + std::string(dtypeName(dt)) + " is not supported yet";
+  if (dt != DType::F32 && dt != DType::F16 && dt != DType::BF16)
+    return "codegen: matmul of " + std::string(dtypeName(dt)) + " is not supported yet";
 
   const Dims d{solver};
   out = GemmPlan();

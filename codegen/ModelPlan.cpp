@@ -143,7 +143,7 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
     }
     add(g, allOf(ts));
   }
-  if (opts.gpuSchedules && !(in.rowLength.isConst() && in.rowLength.constValue() == 0)) {
+  if (opts.gpu && !(in.rowLength.isConst() && in.rowLength.constValue() == 0)) {
     // One guard per cooperative schedule, each a range of the row length;
     // rows shorter than every range take a thread each (the fallback).
     struct Range {
@@ -249,6 +249,10 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
     } else if (k.kind == "library") {
       k.gemm = std::make_shared<GemmPlan>();
       why = planLibraryKernel(*op, &solver, *k.gemm);
+      DType mdt = why.empty() ? k.gemm->matmul->operands[0]->type.dtype : DType::F32;
+      if (why.empty() && mdt != DType::F32 && !opts.gpu)
+        why = "codegen: matmul of " + std::string(dtypeName(mdt)) +
+              " needs a GPU target (--target=cuda:sm_80 or cuda:sm_90); the cpu target's BLAS is fp32";
       if (why.empty() && k.gemm->epilogue) why = describeLoopKernel(*k.gemm->epilogue, k.iface);
       k.hasKernel = why.empty() && k.gemm->epilogue != nullptr;
     } else {

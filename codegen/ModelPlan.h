@@ -111,12 +111,13 @@ struct PlanOptions {
   /// Vector versions also need aligned buffers (the GPU's vector accesses):
   /// the vector guard then always includes a run-time pointer test.
   bool alignedVectors = false;
-  /// GPU reduction schedules (KernelVariant::schedule): a row of at least
+  /// A GPU target: f16/bf16 matmuls (cuBLAS), and reduction schedules
+  /// (KernelVariant::schedule): a row of at least
   /// `warpRowMin` elements is reduced by a warp, of at least `blockRowMin` by
   /// a block of kGpuBlockSize threads; a column sum over at least `tileRowMin`
   /// rows by tiles. Shorter ones take a thread each. These are the defaults
   /// in one place; `dscc compile --row-schedule` overrides them.
-  bool gpuSchedules = false;
+  bool gpu = false;
   int64_t warpRowMin = 32, blockRowMin = 1024, tileRowMin = 64;
 };
 

@@ -420,7 +420,8 @@ class Emitter {
     // values, which bounds the rounding error well inside the tests'
     // tolerances and keeps the loop at full vector width); the fallback sums
     // in f64 as the interpreter does.
-    if (maxMin || (W_ > 1 && dt == DType::F32)) return registerType(ctx_, dt);
+    bool f32Lanes = dt == DType::F32 || dt == DType::F16 || dt == DType::BF16;
+    if (maxMin || (W_ > 1 && f32Lanes)) return registerType(ctx_, dt);
     return b_.getDoubleTy();
   }
 
@@ -479,8 +480,8 @@ class Emitter {
       }
     }
     llvm::Type* t = registerType(ctx_, dt);
+    if (isFloat(dt)) return roundToDType(b_, dt, acc->getType() == t ? acc : b_.CreateFPTrunc(acc, t));
     if (acc->getType() == t) return acc;
-    if (isFloat(dt)) return b_.CreateFPTrunc(acc, t);
     if (dt == DType::I1) return b_.CreateICmpNE(acc, b_.getInt64(0));
     return b_.CreateTrunc(acc, t);
   }

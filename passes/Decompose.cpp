@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -56,6 +57,14 @@ class Emitter {
   }
 
   bool failed() const { return failed_; }
+
+  // `dim` reads only a shape: of a widened copy, it reads the original, so
+  // the copy (a cast) stays free to fuse into its one real consumer.
+  void sameShape(Value* wide, Value* original) { shapeOf_[wide] = original; }
+  Value* shapeSource(Value* v) const {
+    auto it = shapeOf_.find(v);
+    return it == shapeOf_.end() ? v : it->second;
+  }
   // Where the composite op now sits.
   size_t pos() const { return pos_; }
 
@@ -80,6 +89,7 @@ class Emitter {
   DiagEngine& diags_;
   Counts& counts_;
   bool failed_ = false;
+  std::map<Value*, Value*> shapeOf_;
 };
 
 Attribute intList(const std::vector<int64_t>& v) {
@@ -138,7 +148,7 @@ Value* elementCount(Emitter& e, Value* x, const std::vector<int64_t>& axes) {
   if (symbolic.empty()) return e.constant(t.dtype, static_cast<double>(staticCount), e.name("count"));
   Value* n = nullptr;
   for (int64_t a : symbolic) {
-    Value* d = e.op(OpKind::Dim, {x}, {{"axis", Attribute::makeInt(a)}}, e.name("dim" + std::to_string(a)));
+    Value* d = e.op(OpKind::Dim, {e.shapeSource(x)}, {{"axis", Attribute::makeInt(a)}}, e.name("dim" + std::to_string(a)));
     n = n ? e.op(OpKind::Mul, {n, d}, {}, e.name("numel")) : d;
   }
   if (staticCount != 1) {
@@ -289,8 +299,10 @@ bool decomposeFunction(Function& f, PassContext& ctx) {
       wide.kind = op.kind;
       wide.attrs = op.attrs;
       wide.loc = op.loc;
-      for (Value* v : op.operands)
+      for (Value* v : op.operands) {
         wide.operands.push_back(e.op(OpKind::Cast, {v}, {{"to", Attribute::makeDType(DType::F32)}}, e.name("f32")));
+        e.sameShape(wide.operands.back(), v);
+      }
       auto r = std::make_unique<Value>();
       r->name = base;
       r->type = Type{DType::F32, op.result()->type.dims};

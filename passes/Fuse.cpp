@@ -185,6 +185,9 @@ struct Planner {
     if (c == Cls::Elementwise || c == Cls::Composite) {
       if (same(out, gi.space)) return true;
       if (isRowNumel(out, gi.space)) return true;
+      // A cast (f16 gamma widened to f32) is cheaper to redo per element
+      // than to store and read back.
+      if (p->kind == OpKind::Cast) return true;
       why = "element count " + out.str() + " of %" + p->result()->name + " is not provably " + gi.space.str() +
             " nor a row of it";
       return false;

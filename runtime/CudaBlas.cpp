@@ -1,4 +1,4 @@
-// dscc_cuda_sgemm_nd and dscc_cuda_hgemm_nd: n-d batched gemm plans run with cuBLAS, loaded through dlopen.
+// dscc_cuda_sgemm_nd, dscc_cuda_hgemm_nd and dscc_cuda_bgemm_nd: n-d batched gemm plans run with cuBLAS, loaded through dlopen.
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -31,7 +31,7 @@ typedef int cublasMath_t;
 }
 constexpr cublasStatus_t CUBLAS_STATUS_SUCCESS = 0;
 constexpr cublasOperation_t CUBLAS_OP_N = 0, CUBLAS_OP_T = 1;
-constexpr cudaDataType CUDA_R_32F = 0, CUDA_R_16F = 2;
+constexpr cudaDataType CUDA_R_32F = 0, CUDA_R_16F = 2, CUDA_R_16BF = 14;
 constexpr cublasComputeType_t CUBLAS_COMPUTE_32F = 68, CUBLAS_COMPUTE_32F_FAST_TF32 = 77;
 constexpr cublasGemmAlgo_t CUBLAS_GEMM_DEFAULT = -1;
 constexpr cublasMath_t CUBLAS_DEFAULT_MATH = 0;
@@ -265,8 +265,8 @@ const void* at(const void* base, int64_t offset, size_t size) {
                                        static_cast<uintptr_t>(offset * static_cast<int64_t>(size)));
 }
 
-/// Plans and runs one gemm_nd call; `half` selects f16 operands.
-dscc_status gemmNd(dscc_context* ctx, const char* fn, bool half, bool tensorOp, int transA, int transB, int64_t M,
+/// Plans and runs one gemm_nd call; `half` selects 16-bit operands: f16, or bf16 with `bf16`.
+dscc_status gemmNd(dscc_context* ctx, const char* fn, bool half, bool bf16, bool tensorOp, int transA, int transB, int64_t M,
                    int64_t N, int64_t K, const void* A, int64_t lda, const void* B, int64_t ldb, void* C,
                    int64_t ldc, int32_t n_batch, const int64_t* batch_dims, const int64_t* stride_a,
                    const int64_t* stride_b, const int64_t* stride_c) {
@@ -314,7 +314,7 @@ dscc_status gemmNd(dscc_context* ctx, const char* fn, bool half, bool tensorOp, 
                   static_cast<const float*>(second), ld2, g.strideSecond, &zero, static_cast<float*>(c), ldC,
                   g.strideC, count);
     } else {
-      const cudaDataType type = half ? CUDA_R_16F : CUDA_R_32F;
+      const cudaDataType type = !half ? CUDA_R_32F : bf16 ? CUDA_R_16BF : CUDA_R_16F;
       const cublasComputeType_t compute = half ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
       s = b.gemmEx(handle, opFirst, opSecond, m, n, k, &one, first, type, ld1, g.strideFirst, second, type, ld2,
                    g.strideSecond, &zero, c, type, ldC, g.strideC, count, compute, CUBLAS_GEMM_DEFAULT);
@@ -335,7 +335,7 @@ dscc_status dscc_cuda_sgemm_nd(dscc_context* ctx, int transA, int transB, int64_
                                const int64_t* stride_b, const int64_t* stride_c, int tensor_op) {
   static constexpr const char* kName = "dscc_cuda_sgemm_nd";
   return guarded(ctx, kName, [&] {
-    return gemmNd(ctx, kName, false, tensor_op != 0, transA, transB, M, N, K, A, lda, B, ldb, C, ldc, n_batch,
+    return gemmNd(ctx, kName, false, false, tensor_op != 0, transA, transB, M, N, K, A, lda, B, ldb, C, ldc, n_batch,
                   batch_dims, stride_a, stride_b, stride_c);
   });
 }
@@ -346,7 +346,18 @@ dscc_status dscc_cuda_hgemm_nd(dscc_context* ctx, int transA, int transB, int64_
                                const int64_t* stride_b, const int64_t* stride_c, int tensor_op) {
   static constexpr const char* kName = "dscc_cuda_hgemm_nd";
   return guarded(ctx, kName, [&] {
-    return gemmNd(ctx, kName, true, true, transA, transB, M, N, K, A, lda, B, ldb, C, ldc, n_batch, batch_dims,
+    return gemmNd(ctx, kName, true, false, true, transA, transB, M, N, K, A, lda, B, ldb, C, ldc, n_batch, batch_dims,
+                  stride_a, stride_b, stride_c);
+  });
+}
+
+dscc_status dscc_cuda_bgemm_nd(dscc_context* ctx, int transA, int transB, int64_t M, int64_t N, int64_t K,
+                               const void* A, int64_t lda, const void* B, int64_t ldb, void* C, int64_t ldc,
+                               int32_t n_batch, const int64_t* batch_dims, const int64_t* stride_a,
+                               const int64_t* stride_b, const int64_t* stride_c, int tensor_op) {
+  static constexpr const char* kName = "dscc_cuda_bgemm_nd";
+  return guarded(ctx, kName, [&] {
+    return gemmNd(ctx, kName, true, true, true, transA, transB, M, N, K, A, lda, B, ldb, C, ldc, n_batch, batch_dims,
                   stride_a, stride_b, stride_c);
   });
 }

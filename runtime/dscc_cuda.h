@@ -98,6 +98,12 @@ dscc_status dscc_cuda_hgemm_nd(dscc_context* ctx, int transA, int transB, int64_
                                int32_t n_batch, const int64_t* batch_dims, const int64_t* stride_a,
                                const int64_t* stride_b, const int64_t* stride_c, int tensor_op);
 
+/// dscc_cuda_hgemm_nd for bfloat16 (bf16) A, B and C, fp32 accumulation (sm_80 and later).
+dscc_status dscc_cuda_bgemm_nd(dscc_context* ctx, int transA, int transB, int64_t M, int64_t N, int64_t K,
+                               const void* A, int64_t lda, const void* B, int64_t ldb, void* C, int64_t ldc,
+                               int32_t n_batch, const int64_t* batch_dims, const int64_t* stride_a,
+                               const int64_t* stride_b, const int64_t* stride_c, int tensor_op);
+
 #ifdef __cplusplus
 } // extern "C"
 #endif

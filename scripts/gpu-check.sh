@@ -34,7 +34,8 @@ while [[ $# -gt 0 ]]; do
     *) echo "gpu-check: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-WORKLOADS=(elementwise_chain col_reduce gelu_bias layer_norm rms_norm softmax bert_layer)
+WORKLOADS=(elementwise_chain col_reduce gelu_bias layer_norm rms_norm softmax bert_layer
+           bert_layer_f16 layer_norm_f16 softmax_f16 layer_norm_bf16 col_reduce_f16)
 T0=$SECONDS
 FAILED=0
 rm -rf "$LOGS"
@@ -110,6 +111,10 @@ fi
 # the `where` ranges, which the model must refuse. Why not 1 GB: the reference interpreter needed
 # 95 s and 13.7 GB of RAM for `chain` at N=65536 D=4096 (1 GiB) on the 2-core build machine, and
 # the checks run 8 at a time.
+# Around the reduction schedules' thresholds (32 and 1024 elements per row, 64 rows per column
+# tile): the last size of one schedule and the first of the next.
+# Half-precision models ("dtype"): dscc-run's tolerances by dtype (f16 1e-2, bf16 6e-2); bert in
+# f16 5e-2 (f16 tensor-op matmuls with fp32 accumulation vs the interpreter's).
 # bert_layer's tolerance is wider: exact-fp32 cuBLAS against the interpreter's matmuls through
 # two layer norms (docs/gpu-runtime.md); the others keep dscc-run's default 1e-4.
 checks() {
@@ -141,6 +146,8 @@ col_reduce|N=15 D=16|$d
 col_reduce|N=17 D=17|$d
 col_reduce|N=63 D=64|$d
 col_reduce|N=65 D=65|$d
+col_reduce|N=64 D=33|$d
+col_reduce|N=100000 D=3|$d
 col_reduce|N=4097 D=1000|$d
 col_reduce|N=0 D=8|reject
 col_reduce|N=1 D=8193|reject
@@ -168,6 +175,11 @@ layer_norm|N=63 D=63|$d
 layer_norm|N=64 D=64|$d
 layer_norm|N=65 D=65|$d
 layer_norm|N=3 D=513|$d
+layer_norm|N=5 D=31|$d
+layer_norm|N=5 D=32|$d
+layer_norm|N=5 D=1023|$d
+layer_norm|N=5 D=1024|$d
+layer_norm|N=5 D=1025|$d
 layer_norm|N=5 D=0|reject
 layer_norm|N=1 D=16385|reject
 rms_norm|T=16384|$d
@@ -192,6 +204,10 @@ softmax|B=1 S=17|$d
 softmax|B=1 S=63|$d
 softmax|B=2 S=64|$d
 softmax|B=1 S=65|$d
+softmax|B=1 S=31|$d
+softmax|B=1 S=32|$d
+softmax|B=1 S=1023|$d
+softmax|B=1 S=1024|$d
 softmax|B=0 S=8|reject
 softmax|B=65 S=1|reject
 bert_layer|B=2 S=512|1e-3,1e-3
@@ -205,6 +221,28 @@ bert_layer|B=1 S=64|1e-3,1e-3
 bert_layer|B=2 S=65|1e-3,1e-3
 bert_layer|B=0 S=8|reject
 bert_layer|B=1 S=513|reject
+bert_layer_f16|B=8 S=128|5e-2,5e-2
+bert_layer_f16|B=1 S=1|5e-2,5e-2
+bert_layer_f16|B=2 S=17|5e-2,5e-2
+bert_layer_f16|B=1 S=64|5e-2,5e-2
+layer_norm_f16|N=64 D=4096|dtype
+layer_norm_f16|N=1 D=16384|dtype
+layer_norm_f16|N=1000 D=768|dtype
+layer_norm_f16|N=7 D=31|dtype
+layer_norm_f16|N=9 D=33|dtype
+layer_norm_f16|N=3 D=1023|dtype
+layer_norm_f16|N=3 D=1025|dtype
+layer_norm_bf16|N=64 D=4096|dtype
+layer_norm_bf16|N=1000 D=768|dtype
+layer_norm_bf16|N=7 D=31|dtype
+layer_norm_bf16|N=5 D=1024|dtype
+softmax_f16|B=2 S=512|dtype
+softmax_f16|B=1 S=31|dtype
+softmax_f16|B=1 S=32|dtype
+softmax_f16|B=1 S=1024|dtype
+col_reduce_f16|N=4096 D=1000|dtype
+col_reduce_f16|N=63 D=64|dtype
+col_reduce_f16|N=64 D=65|dtype
 EOF
 }
 
@@ -214,7 +252,7 @@ run_check() {
   IFS='|' read -r w dims tol <<<"$2"
   cmd=("$RUN" run "$PACK/$w.so" --random --seed "$n" --check)
   for d in $dims; do cmd+=(--dim "$d"); done
-  [[ "$tol" != reject ]] && cmd+=(--atol "${tol%,*}" --rtol "${tol#*,}")
+  [[ "$tol" != reject && "$tol" != dtype ]] && cmd+=(--atol "${tol%,*}" --rtol "${tol#*,}")
   echo "\$ ${cmd[*]}" >"$LOGS/check-$n.log"
   # A hang must not eat the lease: 150 s is ten times the slowest check seen on the CPU side.
   timeout 150 "${cmd[@]}" >>"$LOGS/check-$n.log" 2>&1

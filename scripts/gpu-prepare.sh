@@ -24,6 +24,8 @@ while [[ $# -gt 0 ]]; do
 done
 
 WORKLOADS=(elementwise_chain col_reduce gelu_bias layer_norm rms_norm softmax bert_layer)
+# Half-precision variants: the workload with every f32 made f16 (or bf16), written to gpu-pack/src/.
+HALF=(bert_layer:f16 layer_norm:f16 softmax:f16 layer_norm:bf16 col_reduce:f16)
 PACK="$ROOT/gpu-pack"
 CLI_SRC=/usr/include/CLI
 
@@ -42,8 +44,14 @@ rm -rf "$PACK"
 mkdir -p "$PACK/include"
 cp -r "$CLI_SRC" "$PACK/include/CLI"
 
-for w in "${WORKLOADS[@]}"; do
+mkdir -p "$PACK/src"
+for h in "${HALF[@]}"; do
+  w=${h%:*}; dt=${h#*:}
+  sed "s/\bf32\b/$dt/g" "$ROOT/bench/workloads/$w.dsc" >"$PACK/src/${w}_$dt.dsc"
+done
+for w in "${WORKLOADS[@]}" $(for h in "${HALF[@]}"; do echo "${h%:*}_${h#*:}"; done); do
   src="$ROOT/bench/workloads/$w.dsc"
+  [[ -f "$src" ]] || src="$PACK/src/$w.dsc"
   [[ -f "$src" ]] || die "$src missing"
   # One invocation writes both: with several --emit kinds, -o is the stem.
   if ! "$DSCC" compile "$src" --target=cuda:sm_90 -O3 --emit=so,ptx -o "$PACK/$w" 2>"$PACK/$w.compile.log"; then

@@ -23,7 +23,7 @@ bool targetPlanOptions(const std::string& target, int vectorWidth, const std::st
   // One vector block is a 256-bit register on the CPU, a 128-bit access on the GPU.
   out.vectorWidth = vectorWidth > 0 ? vectorWidth : gpu ? 4 : 8;
   out.alignedVectors = gpu;
-  out.gpuSchedules = gpu;
+  out.gpu = gpu;
   if (rowSchedule.empty()) return true;
   if (!gpu) {
     err << "dscc: error: --row-schedule applies to GPU targets only\n";

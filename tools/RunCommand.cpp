@@ -59,7 +59,8 @@ struct RunOpts {
   // Compiled models only.
   int threads = 0;
   bool check = false;
-  double atol = kDefaultAtol, rtol = kDefaultRtol;
+  double atol = -1, rtol = -1;  // unset: by dtype (tolerancesFor)
+  bool atolSet = false, rtolSet = false;
   int bench = 0;
 };
 
@@ -291,10 +292,19 @@ Tensor fromAbi(const dscc_tensor& t) {
   return r;
 }
 
+// --check's tolerances for an output of `dt` unless given: 1e-4 for f32 and
+// f64, about 10 units in the last place for f16 (2^-11) and 8 for bf16 (2^-8),
+// as summation order and accumulation width may flip a rounding that later
+// ops amplify.
+std::pair<double, double> tolerancesFor(DType dt, double atol, double rtol) {
+  double d = dt == DType::F16 ? 1e-2 : dt == DType::BF16 ? 6e-2 : kDefaultAtol;
+  return {atol >= 0 ? atol : d, rtol >= 0 ? rtol : (dt == DType::F16 || dt == DType::BF16 ? d : kDefaultRtol)};
+}
+
 // Compares the compiled outputs with the interpreter's; prints one line per
 // output and returns false on a mismatch of count, dtype, shape, NaN-ness or value.
 bool compareOutputs(const Function& f, const std::vector<Tensor>& got, const std::vector<Tensor>& want,
-                    double atol, double rtol) {
+                    double atolGiven, double rtolGiven) {
   if (got.size() != want.size()) {
     std::cout << "check: FAIL: the model returned " << got.size() << " outputs, the interpreter " << want.size()
               << "\n";
@@ -303,6 +313,7 @@ bool compareOutputs(const Function& f, const std::vector<Tensor>& got, const std
   bool allOk = true;
   for (size_t i = 0; i < got.size(); ++i) {
     const Tensor &a = got[i], &b = want[i];
+    auto [atol, rtol] = tolerancesFor(b.dtype, atolGiven, rtolGiven);
     std::cout << "check out" << i << " %" << f.returns[i]->name << ": ";
     if (a.dtype != b.dtype || a.shape != b.shape) {
       std::cout << "FAIL: compiled " << a.typeStr() << ", interpreter " << b.typeStr() << "\n";
@@ -334,7 +345,7 @@ bool compareOutputs(const Function& f, const std::vector<Tensor>& got, const std
                 << a.getF(firstBad) << ", interpreter " << b.getF(firstBad) << ")\n";
       allOk = false;
     } else {
-      std::cout << " ok\n";
+      std::cout << " ok (atol=" << atol << " rtol=" << rtol << ")\n";
     }
   }
   return allOk;
@@ -472,7 +483,7 @@ int runCompiled(const RunOpts& o) {
       error("compiled outputs differ from the reference interpreter");
       return 1;
     }
-    std::cout << "check: ok (atol=" << o.atol << " rtol=" << o.rtol << ")\n";
+    std::cout << "check: ok\n";
   }
   return 0;
 }
@@ -493,7 +504,7 @@ int cmdRun(const RunOpts& o) {
     error("--bench must be >= 0");
     return 1;
   }
-  if (!(o.atol >= 0) || !(o.rtol >= 0)) {
+  if (std::isnan(o.atol) || std::isnan(o.rtol) || (o.atolSet && o.atol < 0) || (o.rtolSet && o.rtol < 0)) {
     error("--atol and --rtol must be >= 0");
     return 1;
   }
@@ -520,8 +531,10 @@ Command addRunCommand(CLI::App& app) {
   run->add_flag("--check", o->check,
                 "compiled models: also run the reference interpreter on the same inputs and compare; fails unless "
                 "|compiled - interpreter| <= atol + rtol * |interpreter| everywhere, with equal shapes, dtypes and NaNs");
-  run->add_option("--atol", o->atol, "absolute tolerance of --check (default 1e-4)");
-  run->add_option("--rtol", o->rtol, "relative tolerance of --check (default 1e-4)");
+  run->add_option_function<double>("--atol", [o](double v) { o->atol = v, o->atolSet = true; },
+                                   "absolute tolerance of --check (default 1e-4; f16 1e-2, bf16 6e-2)");
+  run->add_option_function<double>("--rtol", [o](double v) { o->rtol = v, o->rtolSet = true; },
+                                   "relative tolerance of --check (default 1e-4; f16 1e-2, bf16 6e-2)");
   run->add_option("--bench", o->bench, "compiled models: after the first (warm-up) call, time N more calls and "
                                        "print median/min/max ms");
   return {run, [o] { return cmdRun(*o); }};
