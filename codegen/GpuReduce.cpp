@@ -4,14 +4,31 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Module.h>
 
+#include <vector>
+
 namespace dscc::codegen {
 namespace {
 
 // Shared memory is address space 3 in NVPTX.
 constexpr unsigned kShared = 3;
 
+bool onNvptx(llvm::IRBuilderBase& b) {
+  return llvm::StringRef(b.GetInsertBlock()->getModule()->getTargetTriple()).starts_with("nvptx");
+}
+
+// Elsewhere (the unit tests' CPU emulation of a block, one thread per GPU
+// thread) the same operations are calls the test harness defines.
+llvm::Value* emulated(llvm::IRBuilderBase& b, const char* name, llvm::Type* ret, std::vector<llvm::Value*> args) {
+  std::vector<llvm::Type*> types;
+  for (llvm::Value* a : args) types.push_back(a->getType());
+  llvm::FunctionCallee f =
+      b.GetInsertBlock()->getModule()->getOrInsertFunction(name, llvm::FunctionType::get(ret, types, false));
+  return b.CreateCall(f, args);
+}
+
 // Lane `lane ^ mask`'s 32 bits.
 llvm::Value* shfl32(llvm::IRBuilderBase& b, llvm::Value* v, int mask) {
+  if (!onNvptx(b)) return emulated(b, "dscc_emu_shfl_bfly_i32", b.getInt32Ty(), {v, b.getInt32(mask)});
   return b.CreateIntrinsic(b.getInt32Ty(), llvm::Intrinsic::nvvm_shfl_sync_bfly_i32,
                            {b.getInt32(-1), v, b.getInt32(mask), b.getInt32(0x1f)});
 }
@@ -37,10 +54,15 @@ llvm::Value* shfl(llvm::IRBuilderBase& b, llvm::Value* x, int mask) {
 }  // namespace
 
 llvm::Value* emitThreadIdX(llvm::IRBuilderBase& b) {
+  if (!onNvptx(b)) return emulated(b, "dscc_emu_tid_x", b.getInt32Ty(), {});
   return b.CreateIntrinsic(b.getInt32Ty(), llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {});
 }
 
 void emitBarrier(llvm::IRBuilderBase& b) {
+  if (!onNvptx(b)) {
+    emulated(b, "dscc_emu_barrier", b.getVoidTy(), {});
+    return;
+  }
   b.CreateIntrinsic(b.getVoidTy(), llvm::Intrinsic::nvvm_barrier0, {});
 }
 
@@ -48,7 +70,7 @@ llvm::GlobalVariable* emitSharedArray(llvm::IRBuilderBase& b, llvm::Type* t, int
   llvm::Module* m = b.GetInsertBlock()->getModule();
   auto* at = llvm::ArrayType::get(t, static_cast<uint64_t>(n));
   auto* g = new llvm::GlobalVariable(*m, at, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(at),
-                                     name, nullptr, llvm::GlobalValue::NotThreadLocal, kShared);
+                                     name, nullptr, llvm::GlobalValue::NotThreadLocal, onNvptx(b) ? kShared : 0);
   g->setAlignment(llvm::Align(8));
   return g;
 }

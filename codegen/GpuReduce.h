@@ -4,6 +4,11 @@
 // (butterfly shuffles combine commutative pairs; the block step combines the
 // warps' values in warp order in every thread), so a row's result never
 // depends on which thread stores it, and reruns are deterministic.
+//
+// In a module for another target (the CPU), the same operations become calls
+// of `int dscc_emu_tid_x(void)`, `void dscc_emu_barrier(void)` and
+// `int dscc_emu_shfl_bfly_i32(int v, int mask)`, which a test harness
+// defines to run a block as threads on the CPU (test/unit/GpuScheduleTest).
 #pragma once
 
 #include <cstdint>

@@ -761,12 +761,14 @@ func @main(%x: f32[N, D]) -> f32[D, N] {
   return %u
 }
 )", "'transpose'");
+  // A concat fused into a loop kernel.
   expectError(R"(
-func @main(%x: f16[N, D]) -> f16[N, D] {
-  %u = exp %x
+func @main(%x: f32[N, D]) -> f32[N, D + D] {
+  %c = concat %x, %x {axis = 1}
+  %u = exp %c
   return %u
 }
-)", "f16");
+)", "'concat'");
   expectError(R"(
 func @main(%x: f32[N, D]) -> f32[N, D] {
   %u = softmax %x
