@@ -26,6 +26,7 @@
 #include "codegen/HostCodegen.h"
 #include "codegen/Jit.h"
 #include "codegen/LibraryPlan.h"
+#include "codegen/ReductionLowering.h"
 
 // The NVPTX initialisers are C functions of libLLVM.
 extern "C" {
@@ -36,6 +37,11 @@ void LLVMInitializeNVPTXAsmPrinter();
 }
 
 namespace dscc::codegen {
+
+DimExpr splitWorkspaceElements(const KernelPlan& k, const KernelVariant& v) {
+  DimExpr chunks = DimExpr::max(DimExpr::ceilDiv(k.iface.guards.rowLength, DimExpr(v.splitChunk)), DimExpr(1));
+  return k.iface.units * chunks * DimExpr(k.iface.guards.reductions);
+}
 
 std::string parseCudaTarget(const std::string& target, std::string* err) {
   if (target == "cuda:sm_80") return "sm_80";
@@ -229,6 +235,40 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
     }
     if (!k.hasKernel) continue;
     for (size_t v = 0; v < k.versions.size(); ++v) {
+      const KernelVariant& kv = k.versions[v];
+      if (kv.schedule == GpuSchedule::Split) {
+        // phases + 1 launches of a block per (row, chunk); the workspace follows the outputs.
+        DimExpr chunks = DimExpr::max(DimExpr::ceilDiv(k.iface.guards.rowLength, DimExpr(kv.splitChunk)), DimExpr(1));
+        size_t nIn = k.iface.inputs.size(), nOut = k.iface.outputs.size() + 1;
+        for (int ph = 0; ph <= k.iface.guards.phases; ++ph) {
+          std::string entry = cIdentifier(k.functionName(v)) + "_p" + std::to_string(ph);
+          LoweredKernel lk = lowerStitchKernel(*k.fusion, cm, entry + "_body", kv, ph);
+          if (!lk.ok()) return "kernel " + k.symbol + ": " + lk.error;
+          lk.fn->setLinkage(llvm::GlobalValue::InternalLinkage);
+          lk.fn->addFnAttr(llvm::Attribute::AlwaysInline);
+          GpuKernel g;
+          g.entry = entry;
+          g.kernel = ki;
+          g.version = v;
+          g.phase = ph;
+          g.symbols = k.iface.symbols;
+          g.threadUnits = k.iface.units * chunks * DimExpr(kGpuBlockSize);
+          llvm::Function* bodyFn = lk.fn;
+          gridStrideEntry(m, g.entry, nIn + nOut, g.symbols.size(),
+                          [&](llvm::IRBuilder<>& b, llvm::Function* fn, llvm::Value* u) {
+                            std::vector<llvm::Value*> ins, outs, sizes;
+                            for (size_t q = 0; q < nIn; ++q) ins.push_back(fn->getArg(q));
+                            for (size_t q = 0; q < nOut; ++q) outs.push_back(fn->getArg(nIn + q));
+                            for (size_t s = 0; s < g.symbols.size(); ++s) sizes.push_back(fn->getArg(nIn + nOut + s));
+                            llvm::Value* begin = b.CreateUDiv(u, b.getInt64(kGpuBlockSize));
+                            b.CreateCall(bodyFn, {stackArray(b, fn, b.getPtrTy(), ins), stackArray(b, fn, b.getPtrTy(), outs),
+                                                  stackArray(b, fn, b.getInt64Ty(), sizes), begin,
+                                                  b.CreateAdd(begin, b.getInt64(1))});
+                          });
+          kernels.push_back(g);
+        }
+        continue;
+      }
       LoweredKernel lk = lowerKernelVersion(k, v, cm, cIdentifier(k.functionName(v)) + "_body");
       if (!lk.ok()) return "kernel " + k.symbol + ": " + lk.error;
       lk.fn->setLinkage(llvm::GlobalValue::InternalLinkage);
@@ -239,7 +279,6 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
       g.version = v;
       g.symbols = k.iface.symbols;
       bool loop = k.kind == "loop" || k.kind == "library";
-      const KernelVariant& kv = k.versions[v];
       g.unitWidth = loop ? std::max(1, kv.vectorWidth) : 1;
       g.threadUnits = g.unitWidth > 1 ? DimExpr::ceilDiv(k.iface.units, DimExpr(g.unitWidth)) : k.iface.units;
       // Cooperative schedules: `lanes` consecutive threads (a warp, a block)

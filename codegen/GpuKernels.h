@@ -54,7 +54,14 @@ struct GpuKernel {
   DimExpr threadUnits;
   /// The symbols passed after the pointers, in order.
   std::vector<std::string> symbols;
+  /// Split versions: this entry is launch `phase` of phases + 1 (in order),
+  /// and takes the workspace pointer after the outputs. -1 otherwise.
+  int phase = -1;
 };
+
+/// The 8-byte slots of a Split version's workspace: one partial per row,
+/// chunk and reduction of kernel `k`.
+DimExpr splitWorkspaceElements(const KernelPlan& k, const KernelVariant& v);
 
 /// Generates the PTX module of `plan` for `opts.arch`. Returns "" or an error;
 /// `ptx` receives the text, `kernels` the entries; `llvmText` (optional) the

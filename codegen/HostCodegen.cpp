@@ -527,6 +527,14 @@ class HostEmitter {
           slotTemps_[slot].push_back(t);
         }
       }
+      // GPU split versions: the workspace of partial reductions.
+      if (k && gpu_)
+        for (const KernelVariant& v : k->versions)
+          if (v.schedule == GpuSchedule::Split && !tempSlot_.count({&op, "ws"})) {
+            size_t slot = acquire(slotFreeAt, i, i);
+            tempSlot_[{&op, "ws"}] = slot;
+            slotTemps_[slot].push_back(Type{DType::I64, {splitWorkspaceElements(*k, v)}});
+          }
     }
     return "";
   }
@@ -715,11 +723,11 @@ class HostEmitter {
     if (gpu_) {
       // Dim values are cached by expression, so every one a version's launch
       // needs is emitted here, before the branches.
-      for (size_t v = 0; v < k.versions.size(); ++v) {
-        const GpuKernel& g = gpuKernel(kIndex, v, "");
-        for (const std::string& sym : g.symbols) dim(DimExpr::symbol(sym));
-        dim(g.threadUnits);
-      }
+      for (const GpuKernel& g : gpu_->kernels)
+        if (g.kernel == kIndex && g.copyOf.empty()) {
+          for (const std::string& sym : g.symbols) dim(DimExpr::symbol(sym));
+          dim(g.threadUnits);
+        }
       // Vector versions on the GPU also need every buffer 16-byte aligned.
       for (size_t gi = 0; gi < k.guards.size(); ++gi) {
         if (!k.guards[gi].aligned) continue;
@@ -743,8 +751,15 @@ class HostEmitter {
       if (last) b_.CreateBr(call);
       else b_.CreateCondBr(cond, call, next);
       b_.SetInsertPoint(call);
-      if (gpu_) launchGpu(gpuKernel(kIndex, v, ""), ins, outs);
-      else checked(launch_, {ctxArg_, fns[v], inArr, outArr, sizes, units, grain});
+      if (gpu_ && kv.schedule == GpuSchedule::Split) {
+        // One launch per phase, in order, on the op's workspace.
+        std::vector<llvm::Value*> withWs = outs;
+        withWs.push_back(slotPtr_[tempSlot_.at({k.fusion, "ws"})]);
+        for (const GpuKernel& g : gpu_->kernels)
+          if (g.kernel == kIndex && g.version == v && g.copyOf.empty()) launchGpu(g, ins, withWs);
+      } else if (gpu_) {
+        launchGpu(gpuKernel(kIndex, v, ""), ins, outs);
+      } else checked(launch_, {ctxArg_, fns[v], inArr, outArr, sizes, units, grain});
       b_.CreateBr(join);
       if (next) b_.SetInsertPoint(next);
     }

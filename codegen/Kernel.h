@@ -27,6 +27,8 @@ enum class GpuSchedule {
   Warp,    ///< one row per warp of 32 threads, combined with warp shuffles (shfl.sync)
   Block,   ///< one row per block, combined with shuffles and shared memory
   Tile,    ///< column reductions: a block per 32 columns, 8 row slices combined in shared memory
+  Split,   ///< stitch kernels with few, very long rows: each row cut into chunks, a block per chunk,
+           ///< one launch per phase, partial results through a workspace (see splitPhases)
 };
 
 /// Threads per block of every GPU launch.
@@ -62,6 +64,8 @@ struct KernelVariant {
   /// than Thread is chosen by the row length (KernelGuardInputs::rowLength),
   /// within bounds set by PlanOptions, the tuner's knob.
   GpuSchedule schedule = GpuSchedule::Thread;
+  /// Split: elements of a row per block (a multiple of the vector width).
+  int64_t splitChunk = 0;
 
   /// A short name for symbols and `dscc explain`: "generic", or the
   /// assumptions joined by '.', e.g. "v8.i32.nobcast", "warp.v4.i32".
@@ -71,6 +75,7 @@ struct KernelVariant {
     if (schedule == GpuSchedule::Warp) add("warp");
     if (schedule == GpuSchedule::Block) add("block");
     if (schedule == GpuSchedule::Tile) add("tile");
+    if (schedule == GpuSchedule::Split) add("split");
     if (vectorWidth > 1) add("v" + std::to_string(vectorWidth));
     if (index32) add("i32");
     if (broadcastFree) add("nobcast");
@@ -100,6 +105,12 @@ struct KernelGuardInputs {
   /// otherwise rows, with Warp and Block.
   DimExpr rowLength = DimExpr(0);
   bool columns = false;
+  /// Stitch kernels: the number of phases (one loop over the row each before
+  /// the last; a Split version runs phases + 1 launches). 0 for other kinds.
+  int phases = 0;
+  /// Stitch kernels: the number of reductions (a Split workspace holds one
+  /// 8-byte partial per row, chunk and reduction).
+  int reductions = 0;
 };
 
 /// The C type of every lowered CPU kernel, whatever its kind:

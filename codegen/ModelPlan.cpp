@@ -55,6 +55,11 @@ std::optional<bool> GuardPlan::holdsAt(const DimBindings& env, std::string* err)
     case GuardKind::Schedule: {
       auto v = eval(extent);
       if (!v) return std::nullopt;
+      if (unitsMax != INT64_MAX) {
+        auto u = eval(units);
+        if (!u) return std::nullopt;
+        if (*u > unitsMax) return false;
+      }
       return *v >= lo && *v < hi;
     }
   }
@@ -152,10 +157,26 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
       const char* what;
     };
     std::vector<Range> ranges;
+    std::vector<GuardPlan> pending;
     if (in.columns) ranges.push_back({GpuSchedule::Tile, opts.tileRowMin, INT64_MAX, "tiles of 32 columns"});
     else {
       ranges.push_back({GpuSchedule::Block, opts.blockRowMin, INT64_MAX, "a block per row"});
       ranges.push_back({GpuSchedule::Warp, opts.warpRowMin, opts.blockRowMin, "a warp per row"});
+    }
+    if (in.phases > 0 && opts.splitChunk > 0 && opts.splitChunk % std::max(1, opts.vectorWidth) == 0) {
+      // Last, so that at equal assumptions split versions come first.
+      GuardPlan g;
+      g.kind = GuardKind::Schedule;
+      g.schedule = GpuSchedule::Split;
+      g.extent = in.rowLength;
+      g.lo = opts.splitRowMin;
+      g.units = iface.units;
+      g.unitsMax = opts.splitMaxRows;
+      g.chunk = opts.splitChunk;
+      g.text = "rows split into chunks of " + std::to_string(opts.splitChunk) + ": " + in.rowLength.str() +
+               " >= " + std::to_string(opts.splitRowMin) + " && " + iface.units.str() +
+               " <= " + std::to_string(opts.splitMaxRows);
+      pending.push_back(g);
     }
     for (const Range& r : ranges) {
       if (r.lo >= r.hi) continue;
@@ -171,6 +192,9 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
       if (r.hi != INT64_MAX) ts.push_back(solver.lessThan(in.rowLength, DimExpr(r.hi)).tri);
       add(g, allOf(ts));
     }
+    for (GuardPlan& g : pending)
+      add(g, allOf({solver.lessEqual(DimExpr(g.lo), g.extent).tri,
+                    solver.lessEqual(g.units, DimExpr(g.unitsMax)).tri}));
   }
   return out;
 }
@@ -188,6 +212,7 @@ std::vector<KernelVariant> versionsOf(const std::vector<GuardPlan>& guards) {
     if (g.kind == GuardKind::Index32) v.index32 = true;
     if (g.kind == GuardKind::BroadcastFree) v.broadcastFree = true;
     if (g.kind == GuardKind::Schedule) v.schedule = g.schedule;
+    if (g.kind == GuardKind::Schedule && g.schedule == GpuSchedule::Split) v.splitChunk = g.chunk;
   };
   for (const GuardPlan& g : guards) {
     if (g.proved) set(base, g);

@@ -42,6 +42,9 @@ struct GuardPlan {
   /// (extent: the row length). Schedule guards of one kernel exclude each other.
   GpuSchedule schedule = GpuSchedule::Thread;
   int64_t lo = 0, hi = INT64_MAX;
+  /// Schedule Split: also `units <= unitsMax` (few rows), chunks of `chunk` elements.
+  DimExpr units;
+  int64_t unitsMax = INT64_MAX, chunk = 0;
   /// Evaluates the condition at concrete sizes; nullopt (with `err`) if a dim cannot be evaluated.
   std::optional<bool> holdsAt(const DimBindings& env, std::string* err = nullptr) const;
 };
@@ -119,6 +122,10 @@ struct PlanOptions {
   /// in one place; `dscc compile --row-schedule` overrides them.
   bool gpu = false;
   int64_t warpRowMin = 32, blockRowMin = 1024, tileRowMin = 64;
+  /// Stitch rows of at least `splitRowMin` elements, when there are at most
+  /// `splitMaxRows` rows, are cut into chunks of `splitChunk` elements, a
+  /// block each, over phases + 1 launches (GpuSchedule::Split).
+  int64_t splitRowMin = 8192, splitMaxRows = 64, splitChunk = 2048;
 };
 
 /// The plan of one function.

@@ -251,6 +251,8 @@ std::string plan(const Operation& f, bool stitch, Plan& p) {
   g.vectorExtent = r > 0 ? p.space.back() : DimExpr(0);
   g.rowLength = work;
   g.columns = p.column;
+  g.phases = stitch ? p.phases : 0;
+  g.reductions = static_cast<int>(p.reductions.size());
   g.indexCounts.push_back(product(p.space));
   for (const Type& t : p.iface.inputs) g.indexCounts.push_back(product(t.dims));
   for (const Type& t : p.iface.outputs) g.indexCounts.push_back(product(t.dims));
@@ -271,8 +273,8 @@ std::string plan(const Operation& f, bool stitch, Plan& p) {
 // Emits a planned kernel at the builder's insertion point.
 class Emitter {
  public:
-  Emitter(const Plan& p, llvm::IRBuilderBase& b, const KernelVariant& v)
-      : p_(p), b_(b), ctx_(b.getContext()), v_(v), W_(std::max(1, v.vectorWidth)) {
+  Emitter(const Plan& p, llvm::IRBuilderBase& b, const KernelVariant& v, int splitPhase = -1)
+      : p_(p), b_(b), ctx_(b.getContext()), v_(v), W_(std::max(1, v.vectorWidth)), splitPhase_(splitPhase) {
     it_ = v.index32 ? b.getInt32Ty() : b.getInt64Ty();
     if (v.schedule != GpuSchedule::Tile) lanes_ = scheduleLanes(v.schedule);
   }
@@ -296,11 +298,19 @@ class Emitter {
         lane_ = toIdx(v_.schedule == GpuSchedule::Warp ? b_.CreateAnd(tid, 31) : tid);
       }
     }
+    if (v_.schedule == GpuSchedule::Split) {
+      // Units are (row, chunk) pairs.
+      llvm::Value* L = b_.CreateZExt(spaceDim_.back(), b_.getInt64Ty());
+      llvm::Value* chunks = b_.CreateUDiv(b_.CreateAdd(L, b_.getInt64(v_.splitChunk - 1)), b_.getInt64(v_.splitChunk));
+      chunks64_ = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, chunks, b_.getInt64(1), nullptr, "chunks");
+      units64_ = b_.CreateMul(units64_, chunks64_);
+    }
     llvm::Value* lo = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, begin, b_.getInt64(0), nullptr, "lo");
     llvm::Value* hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, units64_, nullptr, "hi");
     lo = b_.CreateTrunc(lo, it_);
     hi = b_.CreateTrunc(hi, it_);
-    if (p_.stitch) emitStitch(lo, hi);
+    if (p_.stitch && v_.schedule == GpuSchedule::Split) emitStitchSplit(lo, hi);
+    else if (p_.stitch) emitStitch(lo, hi);
     else if (p_.column && v_.schedule == GpuSchedule::Tile) emitColumnTile(lo, hi);
     else if (p_.column) emitColumns(lo, hi);
     else emitRowReduce(lo, hi);
@@ -358,6 +368,10 @@ class Emitter {
     for (size_t i = 0; i < p_.fusion->results.size(); ++i) {
       llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, outputs, i);
       out_.push_back(b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "out." + p_.fusion->result(i)->name));
+    }
+    if (v_.schedule == GpuSchedule::Split) {
+      llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, outputs, p_.fusion->results.size());
+      ws_ = b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "workspace");
     }
   }
 
@@ -668,6 +682,113 @@ class Emitter {
     });
   }
 
+  // --- stitch, GPU Split schedule: a block per (row, chunk), one launch per phase
+  // Launch k < phases: the earlier phases' per-row values from all chunks'
+  // partials (combined in chunk order: every block gets the same bits), then
+  // this chunk's partial of each phase-k reduction into the workspace.
+  // Launch k = phases: all per-row values, then this chunk's elements of the
+  // full-size results; chunk 0 stores the per-row results.
+  void emitStitchSplit(llvm::Value* lo, llvm::Value* hi) {
+    llvm::Value* L = spaceDim_.back();
+    llvm::Value* S = toIdx(chunks64_);
+    const int64_t R = static_cast<int64_t>(p_.reductions.size());
+    const int k = splitPhase_;
+    auto wsSlot = [&](llvm::Value* unit, size_t ri) {
+      llvm::Value* at = b_.CreateAdd(b_.CreateMul(unit, idx(R), "", true, true), idx(static_cast<int64_t>(ri)));
+      return b_.CreateInBoundsGEP(b_.getInt64Ty(), ws_, at);
+    };
+    loop(lo, hi, 1, "chunk", [&](llvm::Value* g) {
+      llvm::Value* r = b_.CreateUDiv(g, S, "row");
+      llvm::Value* part = b_.CreateURem(g, S, "part");
+      llvm::Value* c0 = b_.CreateMul(part, idx(v_.splitChunk), "c0", true, true);
+      llvm::Value* c1 = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, L, b_.CreateAdd(c0, idx(v_.splitChunk)), nullptr, "c1");
+      Ctx row;
+      row.rows = unflatten(r, keptDim_);
+      row.full = row.rows;
+      row.full.push_back(nullptr);
+      llvm::Value* rowBase = b_.CreateMul(r, L, "rowbase", true, true);
+      auto elemCtx = [&](llvm::Value* j, llvm::BasicBlock* hb, int lane) {
+        Ctx e;
+        e.blockStart = lane == 0;
+        e.rows = row.rows;
+        e.full = row.full;
+        e.full.back() = j;
+        e.hoist = &row;
+        e.hoistBlock = hb;
+        return e;
+      };
+      // This chunk's elements, W per thread per step, the block's threads side by side.
+      auto chunkLoop = [&](const std::string& name, const std::function<void(llvm::Value*, int)>& body) {
+        llvm::Value* start = b_.CreateAdd(c0, W_ == 1 ? lane_ : b_.CreateMul(lane_, idx(W_), "", true, true));
+        loop(start, c1, int64_t(lanes_) * W_, name, [&](llvm::Value* j0) {
+          for (int l = 0; l < W_; ++l) body(l == 0 ? j0 : b_.CreateAdd(j0, idx(l), "", true, true), l);
+        });
+      };
+      llvm::Value* rowUnit0 = b_.CreateMul(r, S, "", true, true);
+      for (size_t ri = 0; ri < p_.reductions.size(); ++ri) {
+        const Operation& red = *p_.reductions[ri];
+        if (p_.phase.at(&red) >= k) continue;
+        llvm::Value* acc = accArray(red, 1);
+        b_.CreateStore(accInit(red), acc);
+        loop(idx(0), S, 1, "partials", [&](llvm::Value* q) {
+          llvm::Value* x = b_.CreateLoad(accType(red), wsSlot(b_.CreateAdd(rowUnit0, q, "", true, true), ri));
+          b_.CreateStore(combine(red, b_.CreateLoad(accType(red), acc), x), acc);
+        });
+        row.memo[{red.result(), p_.frameOf(red.result(), Frame::Full)}] = finish(red, b_.CreateLoad(accType(red), acc));
+      }
+      llvm::Function* fn = b_.GetInsertBlock()->getParent();
+      if (k < p_.phases) {
+        std::vector<const Operation*> reds;
+        for (const Operation* red : p_.reductions)
+          if (p_.phase.at(red) == k) reds.push_back(red);
+        auto accs = laneAccs(reds);
+        llvm::BasicBlock* hb = hoistBlock("phase" + std::to_string(k));
+        chunkLoop("phase.j", [&](llvm::Value* j, int lane) {
+          Ctx e = elemCtx(j, hb, lane);
+          for (auto [red, arr] : accs) accumulate(*red, arr, idx(lane), e);
+        });
+        std::vector<std::pair<size_t, llvm::Value*>> partials;
+        for (auto [red, arr] : accs) {
+          llvm::Value* a = b_.CreateLoad(accType(*red), slot(*red, arr, idx(0)));
+          for (int l = 1; l < W_; ++l) a = combine(*red, a, b_.CreateLoad(accType(*red), slot(*red, arr, idx(l))));
+          Combine cb = [&, red = red](llvm::Value* x, llvm::Value* y) { return combine(*red, x, y); };
+          a = emitBlockAllReduce(b_, a, lanes_, cb, "shared." + red->result()->name);
+          size_t ri = std::find(p_.reductions.begin(), p_.reductions.end(), red) - p_.reductions.begin();
+          partials.emplace_back(ri, a);
+        }
+        auto* st = llvm::BasicBlock::Create(ctx_, "partial.store", fn);
+        auto* after = llvm::BasicBlock::Create(ctx_, "partial.done", fn);
+        b_.CreateCondBr(b_.CreateICmpEQ(lane_, idx(0)), st, after);
+        b_.SetInsertPoint(st);
+        for (auto [ri, a] : partials) b_.CreateStore(a, wsSlot(g, ri));
+        b_.CreateBr(after);
+        b_.SetInsertPoint(after);
+        return;
+      }
+      // The last launch: per-row results once (chunk 0, lane 0), then the elements.
+      std::vector<std::pair<size_t, llvm::Value*>> perRow;
+      for (size_t i = 0; i < out_.size(); ++i)
+        if (!p_.resultElem[i]) perRow.emplace_back(i, eval(p_.fusion->yields[i], p_.resultFrame[i], row));
+      if (!perRow.empty()) {
+        auto* st = llvm::BasicBlock::Create(ctx_, "row.store", fn);
+        auto* after = llvm::BasicBlock::Create(ctx_, "row.done", fn);
+        b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpEQ(part, idx(0)), b_.CreateICmpEQ(lane_, idx(0))), st, after);
+        b_.SetInsertPoint(st);
+        for (auto [i, v] : perRow) store(i, v, r);
+        b_.CreateBr(after);
+        b_.SetInsertPoint(after);
+      }
+      if (perRow.size() == out_.size()) return;
+      llvm::BasicBlock* hb = hoistBlock("final");
+      chunkLoop("final.j", [&](llvm::Value* j, int lane) {
+        Ctx e = elemCtx(j, hb, lane);
+        llvm::Value* at = b_.CreateAdd(rowBase, j, "", true, true);
+        for (size_t i = 0; i < out_.size(); ++i)
+          if (p_.resultElem[i]) store(i, eval(p_.fusion->yields[i], Frame::Full, e), at, e.blockStart);
+      });
+    });
+  }
+
   // Loops over the reduced dims in order; the innermost is the last axis
   // when it is reduced (vectorised), else the caller's body loops itself.
   void reducedNest(size_t d, std::vector<llvm::Value*>& full, const std::function<void()>& inner) {
@@ -866,6 +987,9 @@ class Emitter {
   llvm::LLVMContext& ctx_;
   KernelVariant v_;
   int W_;
+  int splitPhase_ = -1;             // Split: the launch this body is (phase, or phases: the stores)
+  llvm::Value* ws_ = nullptr;       // Split: the workspace of partials
+  llvm::Value* chunks64_ = nullptr; // Split: chunks per row
   int lanes_ = 1;                  // threads sharing a row (GPU Warp and Block schedules)
   llvm::Value* lane_ = nullptr;    // this thread's place among them
   llvm::Value* colLane_ = nullptr; // Tile: this thread's column in the tile, and row slice
@@ -881,16 +1005,23 @@ class Emitter {
 };
 
 LoweredKernel lower(const Operation& fusion, bool stitch, CodeModule& m, const std::string& name,
-                    const KernelVariant& variant) {
+                    const KernelVariant& variant, int splitPhase = -1) {
   LoweredKernel res;
   Plan p;
   res.error = plan(fusion, stitch, p);
   if (!res.error.empty()) return res;
+  if (variant.schedule == GpuSchedule::Split &&
+      (!stitch || splitPhase < 0 || splitPhase > p.phases || variant.splitChunk <= 0 ||
+       variant.splitChunk % std::max(1, variant.vectorWidth) != 0)) {
+    res.error = err("a split version needs a stitch kernel, a phase in [0, " + std::to_string(p.phases) +
+                    "] and a chunk that is a multiple of the vector width");
+    return res;
+  }
   llvm::Function* fn = createKernelFunction(m, name, &res.error);
   if (!fn) return res;
   llvm::LLVMContext& ctx = m.context();
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
-  Emitter(p, b, variant).emit(fn->getArg(0), fn->getArg(1), fn->getArg(2), fn->getArg(3), fn->getArg(4));
+  Emitter(p, b, variant, splitPhase).emit(fn->getArg(0), fn->getArg(1), fn->getArg(2), fn->getArg(3), fn->getArg(4));
   b.CreateRetVoid();
   res.fn = fn;
   res.iface = p.iface;
@@ -907,8 +1038,8 @@ std::string describeStitchKernel(const Operation& fusion, KernelInterface& out) 
 }
 
 LoweredKernel lowerStitchKernel(const Operation& fusion, CodeModule& m, const std::string& name,
-                                const KernelVariant& v) {
-  return lower(fusion, true, m, name, v);
+                                const KernelVariant& v, int splitPhase) {
+  return lower(fusion, true, m, name, v, splitPhase);
 }
 
 std::string describeInputKernel(const Operation& fusion, KernelInterface& out) {

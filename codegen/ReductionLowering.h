@@ -45,8 +45,15 @@ std::string describeStitchKernel(const Operation& fusion, KernelInterface& out);
 /// Lowers the stitch kernel `fusion` to function `name` (KernelFn convention)
 /// in `m`, the version `v` (its assumptions are guarded by the host). On an
 /// unsupported kernel returns the error and adds no function.
+///
+/// A Split version (GPU) is lowered once per launch: `splitPhase` k in
+/// [0, phases) reduces phase k over one chunk per unit and writes each
+/// reduction's partial to the workspace, after combining the earlier phases'
+/// partials; k = phases stores the results. The workspace is an extra output
+/// (outputs[results]) of units x chunks x reductions 8-byte slots, and a
+/// unit is one (row, chunk): units = rows * ceil(L / splitChunk).
 LoweredKernel lowerStitchKernel(const Operation& fusion, CodeModule& m, const std::string& name,
-                                const KernelVariant& v = {});
+                                const KernelVariant& v = {}, int splitPhase = -1);
 
 /// Checks that `fusion` (kind "input") can be lowered and describes its
 /// interface. Returns "" or why not.

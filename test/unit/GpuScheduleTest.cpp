@@ -13,7 +13,10 @@
 // kernel is lowered in its cooperative versions (rows: warp and block, with
 // and without vector blocks; columns: tile) and run at sizes around the
 // schedule and vector boundaries; the outputs must match the interpreter's
-// run of the fused program (which interprets the fusion body): f32 rel 1e-4
+// run of the fused program (which interprets the fusion body). Stitch kernels
+// also run their Split versions (chunks of 64 elements here, so rows of a
+// few hundred span several blocks; one launch per phase, through a
+// workspace). Tolerances: f32 rel 1e-4
 // + abs 1e-5, f64 1e-10 + 1e-12, f16 1e-2 + 1e-3, integers exact.
 #include <gtest/gtest.h>
 
@@ -228,10 +231,37 @@ TEST_P(GpuSchedule_, MatchesInterpreter) {
       }
     variants.back().index32 = true;
   }
+  // Split versions (stitch kernels): chunks of 64 elements (the GPU's default
+  // is 2048), one function per launch.
+  const int phases = iface.guards.phases;
+  if (stitch)
+    for (int w : {1, 8}) {
+      KernelVariant v;
+      v.schedule = GpuSchedule::Split;
+      v.splitChunk = 64;
+      v.vectorWidth = w;
+      variants.push_back(v);
+    }
+  auto fnName = [](const KernelVariant& v, int phase) {
+    return v.name() + (phase >= 0 ? ".p" + std::to_string(phase) : "");
+  };
   CodeModule cm("emu");
   for (const KernelVariant& v : variants) {
-    LoweredKernel lk = stitch ? lowerStitchKernel(*kernel, cm, v.name(), v) : lowerInputKernel(*kernel, cm, v.name(), v);
-    ASSERT_TRUE(lk.ok()) << lk.error;
+    bool split = v.schedule == GpuSchedule::Split;
+    for (int ph = split ? 0 : -1; ph <= (split ? phases : -1); ++ph) {
+      LoweredKernel lk = stitch ? lowerStitchKernel(*kernel, cm, fnName(v, ph), v, ph)
+                                : lowerInputKernel(*kernel, cm, fnName(v, ph), v);
+      ASSERT_TRUE(lk.ok()) << lk.error;
+    }
+  }
+  if (stitch) {  // a split version out of its phases, or unaligned to its vector width, is refused
+    KernelVariant v;
+    v.schedule = GpuSchedule::Split;
+    v.splitChunk = 60;
+    v.vectorWidth = 8;
+    EXPECT_FALSE(lowerStitchKernel(*kernel, cm, "bad1", v, 0).ok());
+    v.splitChunk = 64;
+    EXPECT_FALSE(lowerStitchKernel(*kernel, cm, "bad2", v, phases + 1).ok());
   }
   ASSERT_EQ(verifyModule(cm), "");
   std::string err;
@@ -270,15 +300,27 @@ TEST_P(GpuSchedule_, MatchesInterpreter) {
     for (const KernelVariant& v : variants) {
       if (v.vectorWidth > 1 && *iface.guards.vectorExtent.evaluate(env) % v.vectorWidth != 0) continue;
       SCOPED_TRACE(v.name() + " (row length " + std::to_string(row) + ")");
-      auto fn = reinterpret_cast<KernelFn>(jit->lookup(v.name(), &err));
-      ASSERT_TRUE(fn) << err;
       std::vector<std::vector<uint8_t>> outs;
       std::vector<void*> outPtrs;
       for (size_t i = 0; i < kernel->results.size(); ++i) {
         outs.emplace_back(vals[kernel->operands.size() + i].bytes.size() + 64, 0xA5);
         outPtrs.push_back(outs.back().data());
       }
-      runEmulated(fn, v.schedule, in.data(), outPtrs.data(), sizes.data(), units);
+      if (v.schedule == GpuSchedule::Split) {
+        // phases + 1 launches over (row, chunk) units, a workspace after the outputs.
+        int64_t chunks = std::max<int64_t>(1, (row + v.splitChunk - 1) / v.splitChunk);
+        std::vector<int64_t> ws(static_cast<size_t>(units * chunks * iface.guards.reductions) + 1, 0x5A5A5A5A);
+        outPtrs.push_back(ws.data());
+        for (int ph = 0; ph <= phases; ++ph) {
+          auto fn = reinterpret_cast<KernelFn>(jit->lookup(fnName(v, ph), &err));
+          ASSERT_TRUE(fn) << err;
+          runEmulated(fn, v.schedule, in.data(), outPtrs.data(), sizes.data(), units * chunks);
+        }
+      } else {
+        auto fn = reinterpret_cast<KernelFn>(jit->lookup(v.name(), &err));
+        ASSERT_TRUE(fn) << err;
+        runEmulated(fn, v.schedule, in.data(), outPtrs.data(), sizes.data(), units);
+      }
       for (size_t i = 0; i < outs.size(); ++i) {
         const Tensor& want = vals[kernel->operands.size() + i];
         ASSERT_EQ(compare(outs[i], want), "") << "result " << i;
