@@ -119,7 +119,7 @@ struct PlanOptions {
   /// `warpRowMin` elements is reduced by a warp, of at least `blockRowMin` by
   /// a block of kGpuBlockSize threads; a column sum over at least `tileRowMin`
   /// rows by tiles. Shorter ones take a thread each. These are the defaults
-  /// in one place; `dscc compile --row-schedule` overrides them.
+  /// in one place; `dscc compile --row-schedule` overrides them (and the split ones below).
   bool gpu = false;
   int64_t warpRowMin = 32, blockRowMin = 1024, tileRowMin = 64;
   /// Stitch rows of at least `splitRowMin` elements, when there are at most

@@ -112,7 +112,8 @@ fi
 # 95 s and 13.7 GB of RAM for `chain` at N=65536 D=4096 (1 GiB) on the 2-core build machine, and
 # the checks run 8 at a time.
 # Around the reduction schedules' thresholds (32 and 1024 elements per row, 64 rows per column
-# tile): the last size of one schedule and the first of the next.
+# tile, split rows of >= 8192 elements when <= 64 rows): the last size of one schedule and the
+# first of the next.
 # Half-precision models ("dtype"): dscc-run's tolerances by dtype (f16 1e-2, bf16 6e-2); bert in
 # f16 5e-2 (f16 tensor-op matmuls with fp32 accumulation vs the interpreter's).
 # bert_layer's tolerance is wider: exact-fp32 cuBLAS against the interpreter's matmuls through
@@ -180,6 +181,11 @@ layer_norm|N=5 D=32|$d
 layer_norm|N=5 D=1023|$d
 layer_norm|N=5 D=1024|$d
 layer_norm|N=5 D=1025|$d
+layer_norm|N=2 D=8191|$d
+layer_norm|N=2 D=8192|$d
+layer_norm|N=64 D=12288|$d
+layer_norm|N=65 D=8192|$d
+layer_norm|N=1 D=10001|$d
 layer_norm|N=5 D=0|reject
 layer_norm|N=1 D=16385|reject
 rms_norm|T=16384|$d

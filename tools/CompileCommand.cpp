@@ -292,8 +292,9 @@ Command addCompileCommand(CLI::App& app) {
                 "elements per block of vector kernel versions (default 8 on the CPU, 4 on the GPU; 1: none)");
   c->add_option("--target", o->target, "cpu (default), cuda:sm_80 or cuda:sm_90");
   c->add_option("--row-schedule", o->rowSchedule,
-                "GPU reduction schedules: WARP,BLOCK,TILE = the shortest row a warp reduces, the shortest a block "
-                "reduces, the fewest rows a column tile sums (default 32,1024,64)");
+                "GPU reduction schedules: WARP,BLOCK,TILE[,SPLIT,ROWS,CHUNK] = the shortest row a warp reduces, the "
+                "shortest a block reduces, the fewest rows a column tile sums, the shortest row split over blocks "
+                "when at most ROWS rows, in CHUNK elements (default 32,1024,64,8192,64,2048)");
   c->add_option("--runtime-dir", o->runtimeDir, "folder of libdscc_runtime.so to link against");
   c->add_option("--tuning", o->tuning, "a dscc-tune file: vector width and parallel chunk per size range (docs/tuning.md)");
   return {c, [o] { return cmdCompile(*o); }};

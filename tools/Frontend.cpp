@@ -43,15 +43,22 @@ bool targetPlanOptions(const std::string& target, int vectorWidth, const std::st
       ok = false;
     }
   }
-  if (!ok || v.size() != 3 || v[0] > v[1]) {
+  if (!ok || (v.size() != 3 && v.size() != 6) || v[0] > v[1] || (v.size() == 6 && v[5] % out.vectorWidth != 0)) {
     err << "dscc: error: bad --row-schedule '" << rowSchedule
-        << "' (expected WARP,BLOCK,TILE: the shortest row a warp reduces, the shortest a block reduces "
-           "(>= WARP), the fewest rows a column tile sums; e.g. the default 32,1024,64)\n";
+        << "' (expected WARP,BLOCK,TILE[,SPLIT,ROWS,CHUNK]: the shortest row a warp reduces, the shortest a "
+           "block reduces (>= WARP), the fewest rows a column tile sums; the shortest row split over blocks "
+           "when there are at most ROWS rows, in chunks of CHUNK elements (a multiple of the vector width); "
+           "e.g. the default 32,1024,64,8192,64,2048)\n";
     return false;
   }
   out.warpRowMin = v[0];
   out.blockRowMin = v[1];
   out.tileRowMin = v[2];
+  if (v.size() == 6) {
+    out.splitRowMin = v[3];
+    out.splitMaxRows = v[4];
+    out.splitChunk = v[5];
+  }
   return true;
 }
 

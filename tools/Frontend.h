@@ -28,7 +28,7 @@ struct Frontend {
 /// The planner's options for `target` ("cpu", "cuda:sm_80", "cuda:sm_90"):
 /// vector width (`vectorWidth` > 0, else 8 on the CPU and 4 on the GPU),
 /// aligned vector blocks and reduction schedules on the GPU, with the
-/// schedule thresholds `rowSchedule` ("WARP,BLOCK,TILE" minimum row lengths;
+/// schedule thresholds `rowSchedule` ("WARP,BLOCK,TILE[,SPLIT,ROWS,CHUNK]";
 /// "" keeps the defaults). Reports to `err`; false on a bad value.
 bool targetPlanOptions(const std::string& target, int vectorWidth, const std::string& rowSchedule,
                        codegen::PlanOptions& out, std::ostream& err);
