@@ -66,6 +66,10 @@ struct KernelVariant {
   GpuSchedule schedule = GpuSchedule::Thread;
   /// Split: elements of a row per block (a multiple of the vector width).
   int64_t splitChunk = 0;
+  /// Warp: the longest row the version can see (its guard's bound), 0 when
+  /// unbounded. With vector blocks and a short enough bound, a stitch
+  /// kernel's rows stay in registers between phases.
+  int64_t rowMax = 0;
 
   /// A short name for symbols and `dscc explain`: "generic", or the
   /// assumptions joined by '.', e.g. "v8.i32.nobcast", "warp.v4.i32".

@@ -213,6 +213,7 @@ std::vector<KernelVariant> versionsOf(const std::vector<GuardPlan>& guards) {
     if (g.kind == GuardKind::BroadcastFree) v.broadcastFree = true;
     if (g.kind == GuardKind::Schedule) v.schedule = g.schedule;
     if (g.kind == GuardKind::Schedule && g.schedule == GpuSchedule::Split) v.splitChunk = g.chunk;
+    if (g.kind == GuardKind::Schedule && g.schedule == GpuSchedule::Warp && g.hi != INT64_MAX) v.rowMax = g.hi - 1;
   };
   for (const GuardPlan& g : guards) {
     if (g.proved) set(base, g);

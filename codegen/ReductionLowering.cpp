@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
@@ -32,6 +33,11 @@ enum class Access { Contig, Bcast, Dynamic };
 // Columns per block of the column path: 256 accumulators of f64 (2 KiB each
 // reduction) stay in L1 while rows stream past.
 constexpr int64_t kColumnBlock = 256;
+
+// The most unrolled blocks per lane a warp's row cache may take (with the
+// default warp range, rows under 1024 and W = 4: 8 blocks, 32 registers per
+// cached input).
+constexpr int kRowCacheIters = 16;
 
 std::string err(const std::string& m) { return "codegen: " + m; }
 std::string nameOf(const Operation& op) { return op.results.empty() ? "?" : op.result()->name; }
@@ -277,6 +283,13 @@ class Emitter {
       : p_(p), b_(b), ctx_(b.getContext()), v_(v), W_(std::max(1, v.vectorWidth)), splitPhase_(splitPhase) {
     it_ = v.index32 ? b.getInt32Ty() : b.getInt64Ty();
     if (v.schedule != GpuSchedule::Tile) lanes_ = scheduleLanes(v.schedule);
+    // A warp's row of at most rowMax elements is at most `iters` vector
+    // blocks per lane: unrolled, its loads are kept in registers from the
+    // phase that first reads them to the last (kRowCacheIters bounds the code).
+    if (v.schedule == GpuSchedule::Warp && W_ > 1 && v.rowMax > 0) {
+      int64_t iters = (v.rowMax + 32 * W_ - 1) / (32 * W_);
+      if (iters <= kRowCacheIters) cacheIters_ = static_cast<int>(iters);
+    }
   }
 
   void emit(llvm::Value* inputs, llvm::Value* outputs, llvm::Value* sizes, llvm::Value* begin, llvm::Value* end) {
@@ -330,6 +343,8 @@ class Emitter {
     // The last full-frame index starts a vector block (lane 0 of a block of W):
     // in aligned versions its unit-stride accesses are aligned to the block.
     bool blockStart = false;
+    // Row cache: which unrolled block (-1: none) and lane in it this element is.
+    int cacheIter = -1, lane = 0;
   };
 
   llvm::Value* idx(int64_t c) { return llvm::ConstantInt::get(it_, c); }
@@ -403,6 +418,21 @@ class Emitter {
     const Type& t = p_.iface.inputs[k];
     const std::vector<llvm::Value*>& ix = f == Frame::Rows ? c.rows : c.full;
     const std::vector<llvm::Value*>& st = stride_.at({k, f});
+    // Row cache: an element along the row read again in a later phase comes
+    // from the register (an alloca SROA promotes) the first read filled.
+    if (c.cacheIter >= 0 && f == Frame::Full && !ix.empty() && ix.back() && !st.empty() && st.back()) {
+      auto key = std::make_tuple(k, c.cacheIter, c.lane);
+      if (auto it = rowCache_.find(key); it != rowCache_.end())
+        return b_.CreateLoad(registerType(ctx_, t.dtype), it->second);
+      Ctx plain = c;
+      plain.cacheIter = -1;
+      llvm::Value* x = load(k, f, plain);
+      llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
+      llvm::Value* slot = eb.CreateAlloca(registerType(ctx_, t.dtype), nullptr, "rowcache");
+      b_.CreateStore(x, slot);
+      rowCache_[key] = slot;
+      return x;
+    }
     size_t lead = ix.size() - t.rank();
     llvm::Value* off = nullptr;
     for (size_t d = 0; d < t.rank(); ++d) {
@@ -622,6 +652,23 @@ class Emitter {
     });
   }
 
+  // rowLoop for the row cache: the lane's blocks at lane*W + it*32*W for it
+  // in [0, cacheIters_), each emitted once (unrolled) behind `j0 < n`, so
+  // each element has a fixed register from phase to phase.
+  void cachedRowLoop(llvm::Value* n, const std::string& name, const std::function<void(llvm::Value*, int, int)>& body) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    for (int it = 0; it < cacheIters_; ++it) {
+      llvm::Value* j0 = b_.CreateAdd(b_.CreateMul(lane_, idx(W_), "", true, true), idx(int64_t(it) * 32 * W_), "", true, true);
+      auto* in = llvm::BasicBlock::Create(ctx_, name + ".b" + std::to_string(it), fn);
+      auto* next = llvm::BasicBlock::Create(ctx_, name + ".b" + std::to_string(it) + ".end", fn);
+      b_.CreateCondBr(b_.CreateICmpSLT(j0, n), in, next);
+      b_.SetInsertPoint(in);
+      for (int l = 0; l < W_; ++l) body(l == 0 ? j0 : b_.CreateAdd(j0, idx(l), "", true, true), l, it);
+      b_.CreateBr(next);
+      b_.SetInsertPoint(next);
+    }
+  }
+
   // Stores a per-unit result: with a GPU group every thread holds it, the first stores it.
   void storeOnce(size_t i, llvm::Value* v, llvm::Value* at) {
     if (lanes_ == 1) return store(i, v, at);
@@ -644,9 +691,11 @@ class Emitter {
       row.full = row.rows;
       row.full.push_back(nullptr);
       llvm::Value* rowBase = b_.CreateMul(r, L, "rowbase", true, true);
-      auto elemCtx = [&](llvm::Value* j, llvm::BasicBlock* hb, int lane) {
+      auto elemCtx = [&](llvm::Value* j, llvm::BasicBlock* hb, int lane, int it = -1) {
         Ctx e;
         e.blockStart = lane == 0;
+        e.cacheIter = it;
+        e.lane = lane;
         e.rows = row.rows;
         e.full = row.full;
         e.full.back() = j;
@@ -660,10 +709,12 @@ class Emitter {
           if (p_.phase.at(red) == ph) reds.push_back(red);
         auto accs = laneAccs(reds);
         llvm::BasicBlock* hb = hoistBlock("phase" + std::to_string(ph));
-        rowLoop(L, "phase" + std::to_string(ph) + ".j", [&](llvm::Value* j, int lane) {
-          Ctx e = elemCtx(j, hb, lane);
+        auto acc = [&](llvm::Value* j, int lane, int it) {
+          Ctx e = elemCtx(j, hb, lane, it);
           for (auto [red, arr] : accs) accumulate(*red, arr, idx(lane), e);
-        });
+        };
+        if (cacheIters_) cachedRowLoop(L, "phase" + std::to_string(ph) + ".j", acc);
+        else rowLoop(L, "phase" + std::to_string(ph) + ".j", [&](llvm::Value* j, int lane) { acc(j, lane, -1); });
         foldLanes(accs, row);
       }
       bool anyElem = false;
@@ -673,12 +724,15 @@ class Emitter {
       }
       if (!anyElem) return;
       llvm::BasicBlock* hb = hoistBlock("final");
-      rowLoop(L, "final.j", [&](llvm::Value* j, int lane) {
-        Ctx e = elemCtx(j, hb, lane);
+      auto fin = [&](llvm::Value* j, int lane, int it) {
+        Ctx e = elemCtx(j, hb, lane, it);
         llvm::Value* at = b_.CreateAdd(rowBase, j, "", true, true);
         for (size_t i = 0; i < out_.size(); ++i)
           if (p_.resultElem[i]) store(i, eval(p_.fusion->yields[i], Frame::Full, e), at, e.blockStart);
-      });
+      };
+      if (cacheIters_) cachedRowLoop(L, "final.j", fin);
+      else rowLoop(L, "final.j", [&](llvm::Value* j, int lane) { fin(j, lane, -1); });
+      rowCache_.clear();  // the next row's loads fill new registers
     });
   }
 
@@ -707,9 +761,11 @@ class Emitter {
       row.full = row.rows;
       row.full.push_back(nullptr);
       llvm::Value* rowBase = b_.CreateMul(r, L, "rowbase", true, true);
-      auto elemCtx = [&](llvm::Value* j, llvm::BasicBlock* hb, int lane) {
+      auto elemCtx = [&](llvm::Value* j, llvm::BasicBlock* hb, int lane, int it = -1) {
         Ctx e;
         e.blockStart = lane == 0;
+        e.cacheIter = it;
+        e.lane = lane;
         e.rows = row.rows;
         e.full = row.full;
         e.full.back() = j;
@@ -991,6 +1047,8 @@ class Emitter {
   llvm::Value* ws_ = nullptr;       // Split: the workspace of partials
   llvm::Value* chunks64_ = nullptr; // Split: chunks per row
   int lanes_ = 1;                  // threads sharing a row (GPU Warp and Block schedules)
+  int cacheIters_ = 0;             // Warp row cache: unrolled blocks per lane (0: no cache)
+  std::map<std::tuple<size_t, int, int>, llvm::Value*> rowCache_;  // (input, block, lane) -> its register
   llvm::Value* lane_ = nullptr;    // this thread's place among them
   llvm::Value* colLane_ = nullptr; // Tile: this thread's column in the tile, and row slice
   llvm::Value* rowLane_ = nullptr;

@@ -13,7 +13,8 @@
 // kernel is lowered in its cooperative versions (rows: warp and block, with
 // and without vector blocks; columns: tile) and run at sizes around the
 // schedule and vector boundaries; the outputs must match the interpreter's
-// run of the fused program (which interprets the fusion body). Stitch kernels
+// run of the fused program (which interprets the fusion body). Warp versions
+// with a row bound keep the row in registers (unrolled blocks). Stitch kernels
 // also run their Split versions (chunks of 64 elements here, so rows of a
 // few hundred span several blocks; one launch per phase, through a
 // workspace). Tolerances: f32 rel 1e-4
@@ -230,6 +231,14 @@ TEST_P(GpuSchedule_, MatchesInterpreter) {
         variants.push_back(v);
       }
     variants.back().index32 = true;
+    // Warp versions with a row bound keep the row in registers (unrolled).
+    for (auto [w, rowMax] : {std::pair<int, int64_t>{8, 1023}, {4, 100}}) {
+      KernelVariant v;
+      v.schedule = GpuSchedule::Warp;
+      v.vectorWidth = w;
+      v.rowMax = rowMax;
+      variants.push_back(v);
+    }
   }
   // Split versions (stitch kernels): chunks of 64 elements (the GPU's default
   // is 2048), one function per launch.
@@ -243,7 +252,8 @@ TEST_P(GpuSchedule_, MatchesInterpreter) {
       variants.push_back(v);
     }
   auto fnName = [](const KernelVariant& v, int phase) {
-    return v.name() + (phase >= 0 ? ".p" + std::to_string(phase) : "");
+    return v.name() + (v.rowMax ? ".r" + std::to_string(v.rowMax) : "") +
+           (phase >= 0 ? ".p" + std::to_string(phase) : "");
   };
   CodeModule cm("emu");
   for (const KernelVariant& v : variants) {
@@ -299,7 +309,8 @@ TEST_P(GpuSchedule_, MatchesInterpreter) {
     int64_t row = *iface.guards.rowLength.evaluate(env);
     for (const KernelVariant& v : variants) {
       if (v.vectorWidth > 1 && *iface.guards.vectorExtent.evaluate(env) % v.vectorWidth != 0) continue;
-      SCOPED_TRACE(v.name() + " (row length " + std::to_string(row) + ")");
+      if (v.rowMax > 0 && row > v.rowMax) continue;  // its guard excludes such rows
+      SCOPED_TRACE(fnName(v, -1) + " (row length " + std::to_string(row) + ")");
       std::vector<std::vector<uint8_t>> outs;
       std::vector<void*> outPtrs;
       for (size_t i = 0; i < kernel->results.size(); ++i) {
@@ -317,7 +328,7 @@ TEST_P(GpuSchedule_, MatchesInterpreter) {
           runEmulated(fn, v.schedule, in.data(), outPtrs.data(), sizes.data(), units * chunks);
         }
       } else {
-        auto fn = reinterpret_cast<KernelFn>(jit->lookup(v.name(), &err));
+        auto fn = reinterpret_cast<KernelFn>(jit->lookup(fnName(v, -1), &err));
         ASSERT_TRUE(fn) << err;
         runEmulated(fn, v.schedule, in.data(), outPtrs.data(), sizes.data(), units);
       }
