@@ -10,12 +10,14 @@
 #include <thread>
 #include <vector>
 
+#include "ir/Tensor.h"
 #include "runtime/CudaInternal.h"
 #include "runtime/dscc_cuda.h"
 #include "runtime/dscc_runtime.h"
 
 namespace {
 
+using dscc::floatToBF16;
 using dscc::runtime::cuda::GemmBatch;
 using dscc::runtime::cuda::GemmPlan;
 using dscc::runtime::cuda::planGemmNd;
@@ -104,6 +106,9 @@ TEST(CudaRuntime, UnavailableWithoutGpu) {
   expectUnavailable(dscc_cuda_hgemm_nd(c.ctx, 0, 0, 2, 2, 2, host, 2, host, 2, host, 2, 0, nullptr, nullptr, nullptr,
                                        nullptr, 0),
                     "dscc_cuda_hgemm_nd");
+  expectUnavailable(dscc_cuda_bgemm_nd(c.ctx, 0, 0, 2, 2, 2, host, 2, host, 2, host, 2, 0, nullptr, nullptr, nullptr,
+                                       nullptr, 0),
+                    "dscc_cuda_bgemm_nd");
   // A pointer this context never handed out is rejected, not freed.
   dscc_cuda_free(c.ctx, host);
   EXPECT_NE(std::string(dscc_status_message(c.ctx)).find("not a live block"), std::string::npos);
@@ -188,6 +193,12 @@ TEST(CudaRuntime, BadArgumentsAreInvalid) {
   expectInvalid(dscc_cuda_hgemm_nd(nullptr, 0, 0, 2, 2, 2, host, 2, host, 2, host, 2, 0, nullptr, nullptr, nullptr,
                                    nullptr, 0),
                 nullptr, "hgemm ctx");
+  expectInvalid(dscc_cuda_bgemm_nd(nullptr, 0, 0, 2, 2, 2, host, 2, host, 2, host, 2, 0, nullptr, nullptr, nullptr,
+                                   nullptr, 0),
+                nullptr, "bgemm ctx");
+  expectInvalid(dscc_cuda_bgemm_nd(c.ctx, 0, 0, 2, 2, 2, host, 2, nullptr, 2, host, 2, 0, nullptr, nullptr, nullptr,
+                                   nullptr, 0),
+                c.ctx, "bgemm B NULL");
 }
 
 TEST(CudaRuntime, ReleaseAfterCudaCalls) {
@@ -594,6 +605,39 @@ TEST(CudaRuntimeGpu, HgemmNd) {
     dscc_cuda_free(c.ctx, dB);
     dscc_cuda_free(c.ctx, dC);
   }
+}
+
+TEST(CudaRuntimeGpu, BgemmNd) {
+  SKIP_WITHOUT_GPU();
+  Ctx c;
+  std::mt19937 rng(6);
+  const int64_t M = 9, N = 33, K = 20, batch = 2;
+  // Small integers are exact in bf16; the result is the bf16 rounding of the exact sum.
+  std::vector<uint16_t> A(static_cast<size_t>(batch * M * K)), B(static_cast<size_t>(batch * K * N));
+  std::vector<float> Af(A.size()), Bf(B.size());
+  for (size_t i = 0; i < A.size(); ++i) A[i] = floatToBF16(Af[i] = static_cast<float>(rng() % 9) - 4.0f);
+  for (size_t i = 0; i < B.size(); ++i) B[i] = floatToBF16(Bf[i] = static_cast<float>(rng() % 9) - 4.0f);
+  std::vector<uint16_t> C(static_cast<size_t>(batch * M * N));
+  void* dA = dscc_cuda_alloc(c.ctx, A.size() * 2);
+  void* dB = dscc_cuda_alloc(c.ctx, B.size() * 2);
+  void* dC = dscc_cuda_alloc(c.ctx, C.size() * 2);
+  ASSERT_TRUE(dA && dB && dC);
+  ASSERT_EQ(dscc_cuda_copy_to_device(c.ctx, dA, A.data(), A.size() * 2), DSCC_OK);
+  ASSERT_EQ(dscc_cuda_copy_to_device(c.ctx, dB, B.data(), B.size() * 2), DSCC_OK);
+  const int64_t dims[] = {batch}, sa[] = {M * K}, sb[] = {K * N}, sc[] = {M * N};
+  ASSERT_EQ(dscc_cuda_bgemm_nd(c.ctx, 0, 0, M, N, K, dA, K, dB, N, dC, N, 1, dims, sa, sb, sc, 0), DSCC_OK)
+      << dscc_status_message(c.ctx);
+  ASSERT_EQ(dscc_cuda_copy_to_host(c.ctx, C.data(), dC, C.size() * 2), DSCC_OK);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double sum = 0;
+        for (int64_t k = 0; k < K; ++k) sum += Af[b * M * K + m * K + k] * Bf[b * K * N + k * N + n];
+        ASSERT_EQ(C[b * M * N + m * N + n], floatToBF16(static_cast<float>(sum))) << b << "," << m << "," << n;
+      }
+  dscc_cuda_free(c.ctx, dA);
+  dscc_cuda_free(c.ctx, dB);
+  dscc_cuda_free(c.ctx, dC);
 }
 
 TEST(CudaRuntimeGpu, ConcurrentCallsOnOneContext) {
