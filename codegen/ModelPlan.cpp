@@ -106,17 +106,29 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
     g.proved = t == Tri::Proved;
     out.push_back(std::move(g));
   };
-  if (opts.vectorWidth > 1 && !(in.vectorExtent.isConst() && in.vectorExtent.constValue() == 0)) {
+  int width = opts.vectorWidth;
+  if (opts.vectorBytes > 0) {
+    // Over what vector blocks access: scalars and operands broadcast along
+    // the last dim are read one element at a time.
+    size_t widest = 1;
+    auto blocked = [](const Type& t) { return t.rank() > 0 && !(t.dims.back().isConst() && t.dims.back().constValue() == 1); };
+    for (const Type& t : iface.inputs)
+      if (blocked(t)) widest = std::max(widest, dtypeSize(t.dtype));
+    for (const Type& t : iface.outputs)
+      if (blocked(t)) widest = std::max(widest, dtypeSize(t.dtype));
+    width = std::max<int>(1, opts.vectorBytes / static_cast<int>(widest));
+  }
+  if (width > 1 && !(in.vectorExtent.isConst() && in.vectorExtent.constValue() == 0)) {
     GuardPlan g;
     g.kind = GuardKind::Vector;
     g.extent = in.vectorExtent;
-    g.width = opts.vectorWidth;
-    g.text = in.vectorExtent.str() + " % " + std::to_string(opts.vectorWidth) + " == 0";
-    Tri t = solver.divisible(in.vectorExtent, DimExpr(opts.vectorWidth)).tri;
+    g.width = width;
+    g.text = in.vectorExtent.str() + " % " + std::to_string(width) + " == 0";
+    Tri t = solver.divisible(in.vectorExtent, DimExpr(width)).tri;
     if (opts.alignedVectors) {
       // Pointer alignment is a fact of the call, never of the program.
       g.aligned = true;
-      g.text += " && buffers aligned to " + std::to_string(opts.vectorWidth) + " elements";
+      g.text += " && buffers aligned to " + std::to_string(width) + " elements";
       if (t == Tri::Proved) t = Tri::Unknown;
     }
     add(g, t);
@@ -163,7 +175,7 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
       ranges.push_back({GpuSchedule::Block, opts.blockRowMin, INT64_MAX, "a block per row"});
       ranges.push_back({GpuSchedule::Warp, opts.warpRowMin, opts.blockRowMin, "a warp per row"});
     }
-    if (in.phases > 0 && opts.splitChunk > 0 && opts.splitChunk % std::max(1, opts.vectorWidth) == 0) {
+    if (in.phases > 0 && opts.splitChunk > 0 && opts.splitChunk % std::max(1, width) == 0) {
       // Last, so that at equal assumptions split versions come first.
       GuardPlan g;
       g.kind = GuardKind::Schedule;

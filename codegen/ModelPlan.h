@@ -109,6 +109,9 @@ struct KernelTuningPlan {
 struct PlanOptions {
   /// The width of vector versions (elements); 1 disables them.
   int vectorWidth = 8;
+  /// > 0: instead, each kernel's width is this many bytes over its widest
+  /// element (the GPU's 16: 4 f32, 8 f16, 2 f64 per 128-bit access).
+  int vectorBytes = 0;
   /// Generate index32 and broadcast-free versions.
   bool index32 = true, broadcastFree = true;
   /// Vector versions also need aligned buffers (the GPU's vector accesses):

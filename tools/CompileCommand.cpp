@@ -289,7 +289,8 @@ Command addCompileCommand(CLI::App& app) {
   c->add_option("--MF", o->depFile, "the dependency file -MD writes");
   c->add_option("--mcpu", o->cpu, "CPU to generate code for: native (default) or an LLVM CPU name, e.g. x86-64-v3");
   c->add_option("--vector-width", o->vectorWidth,
-                "elements per block of vector kernel versions (default 8 on the CPU, 4 on the GPU; 1: none)");
+                "elements per block of vector kernel versions (default 8 on the CPU; on the GPU 16 bytes over each "
+                "kernel's widest element: 4 f32, 8 f16; 1: none)");
   c->add_option("--target", o->target, "cpu (default), cuda:sm_80 or cuda:sm_90");
   c->add_option("--row-schedule", o->rowSchedule,
                 "GPU reduction schedules: WARP,BLOCK,TILE[,SPLIT,ROWS,CHUNK] = the shortest row a warp reduces, the "

@@ -22,6 +22,8 @@ bool targetPlanOptions(const std::string& target, int vectorWidth, const std::st
   }
   // One vector block is a 256-bit register on the CPU, a 128-bit access on the GPU.
   out.vectorWidth = vectorWidth > 0 ? vectorWidth : gpu ? 4 : 8;
+  // The GPU's vector versions make 128-bit accesses, whatever the dtype.
+  out.vectorBytes = gpu && vectorWidth <= 0 ? 16 : 0;
   out.alignedVectors = gpu;
   out.gpu = gpu;
   if (rowSchedule.empty()) return true;
@@ -43,11 +45,11 @@ bool targetPlanOptions(const std::string& target, int vectorWidth, const std::st
       ok = false;
     }
   }
-  if (!ok || (v.size() != 3 && v.size() != 6) || v[0] > v[1] || (v.size() == 6 && v[5] % out.vectorWidth != 0)) {
+  if (!ok || (v.size() != 3 && v.size() != 6) || v[0] > v[1] || (v.size() == 6 && v[5] % 16 != 0)) {
     err << "dscc: error: bad --row-schedule '" << rowSchedule
         << "' (expected WARP,BLOCK,TILE[,SPLIT,ROWS,CHUNK]: the shortest row a warp reduces, the shortest a "
            "block reduces (>= WARP), the fewest rows a column tile sums; the shortest row split over blocks "
-           "when there are at most ROWS rows, in chunks of CHUNK elements (a multiple of the vector width); "
+           "when there are at most ROWS rows, in chunks of CHUNK elements (a multiple of 16); "
            "e.g. the default 32,1024,64,8192,64,2048)\n";
     return false;
   }
