@@ -1,0 +1,190 @@
+// Planning stitch and input kernels: which dims are reduced, the phase of each reduction, the frame of each value, the results' shapes and the guards' inputs.
+#include "codegen/ReductionPlan.h"
+
+#include <algorithm>
+
+#include "codegen/ElementOps.h"
+
+namespace dscc::codegen::reduction {
+
+std::string err(const std::string& m) { return "codegen: " + m; }
+std::string nameOf(const Operation& op) { return op.results.empty() ? "?" : op.result()->name; }
+bool isReduction(const Operation& op) { return op.info().category == OpCategory::Reduce; }
+
+Access accessOf(const Type& t, const std::vector<DimExpr>& frame, size_t j) {
+  size_t lead = frame.size() - t.rank();
+  if (j < lead) return Access::Bcast;
+  const DimExpr& d = t.dims[j - lead];
+  if (d.isConst() && d.constValue() == 1) return Access::Bcast;
+  if (d == frame[j] || d.isConst()) return Access::Contig;
+  return Access::Dynamic;
+}
+
+DimExpr product(const std::vector<DimExpr>& dims) {
+  DimExpr p(1);
+  for (const DimExpr& d : dims) p = p * d;
+  return p;
+}
+
+namespace {
+
+std::string parseAxes(const Operation& op, std::vector<bool>& reduced, bool& keepdims) {
+  size_t rank = op.operands[0]->type.rank();
+  const Attribute* a = op.attr("axes");
+  reduced.assign(rank, a == nullptr);
+  if (a) {
+    for (const Attribute& x : a->list) {
+      int64_t n = x.i < 0 ? x.i + static_cast<int64_t>(rank) : x.i;
+      if (x.kind != Attribute::Kind::Int || n < 0 || n >= static_cast<int64_t>(rank) || reduced[size_t(n)])
+        return err("bad axes of " + std::string(op.name()) + " (%" + nameOf(op) + ")");
+      reduced[size_t(n)] = true;
+    }
+  }
+  const Attribute* k = op.attr("keepdims");
+  keepdims = k && k->b;
+  return "";
+}
+
+}  // namespace
+
+std::string plan(const Operation& f, bool stitch, Plan& p) {
+  p.fusion = &f;
+  p.stitch = stitch;
+  p.kindName = stitch ? "stitch" : "input";
+  if (f.kind != OpKind::Fusion) return err("op '" + std::string(f.name()) + "' is not a fusion");
+  const Attribute* kind = f.attr("kind");
+  std::string k = kind && kind->kind == Attribute::Kind::String ? kind->s : "";
+  if (k != p.kindName) return err("%" + nameOf(f) + " is a '" + k + "' kernel, not a '" + p.kindName + "' kernel");
+  if (f.results.empty() || f.yields.size() != f.results.size()) return err("a kernel must yield its results");
+  std::set<std::string> symbols;
+  for (const Value* v : f.operands) {
+    if (!dtypeSupported(v->type.dtype))
+      return err("dtype " + std::string(dtypeName(v->type.dtype)) + " of operand %" + v->name + " is not supported");
+    p.inputIndex.emplace(v, p.iface.inputs.size());
+    p.iface.inputs.push_back(v->type);
+    for (const DimExpr& d : v->type.dims) d.collectSymbols(symbols);
+  }
+  for (const auto& r : f.results) {
+    if (!dtypeSupported(r->type.dtype))
+      return err("dtype " + std::string(dtypeName(r->type.dtype)) + " of %" + r->name + " is not supported");
+    p.iface.outputs.push_back(r->type);
+    for (const DimExpr& d : r->type.dims) d.collectSymbols(symbols);
+  }
+  p.iface.symbols.assign(symbols.begin(), symbols.end());
+
+  for (const auto& opp : f.body) {
+    const Operation& op = *opp;
+    for (const Value* v : op.operands)
+      if (!p.inputIndex.count(v) && !p.defOf.count(v))
+        return err("%" + v->name + " is used in the kernel body but is not a fusion operand");
+    if (op.results.size() != 1) return err("op '" + std::string(op.name()) + "' must have one result");
+    const Value* res = op.result();
+    std::set<const Operation*> deps;
+    Frame fr = Frame::Any;
+    for (const Value* v : op.operands) {
+      if (auto it = p.deps.find(v); it != p.deps.end()) deps.insert(it->second.begin(), it->second.end());
+      Frame g = p.frame.count(v) ? p.frame[v] : Frame::Any;
+      if (g != Frame::Any && fr != Frame::Any && g != fr)
+        return err("op '" + std::string(op.name()) + "' (%" + res->name + ") mixes reduced and unreduced dims in a " +
+                   p.kindName + " kernel; not supported yet");
+      if (g != Frame::Any) fr = g;
+    }
+    if (isReduction(op)) {
+      const Value* in = op.operands[0];
+      if (in->type.dtype != res->type.dtype || !dtypeSupported(in->type.dtype))
+        return err(std::string(op.name()) + " (%" + res->name + ") from " + in->type.str() + " to " +
+                   res->type.str() + " is not supported");
+      if (fr == Frame::Rows)
+        return err("reduction %" + res->name + " of a reduced value in a " + p.kindName + " kernel is not supported yet");
+      std::vector<bool> red;
+      bool keep = false;
+      if (std::string e = parseAxes(op, red, keep); !e.empty()) return e;
+      if (p.reductions.empty()) {
+        p.space = in->type.dims;
+        p.reduced = red;
+      } else if (in->type.dims != p.space || red != p.reduced) {
+        return err("reductions of different shapes or axes in one " + std::string(p.kindName) + " kernel (%" +
+                   res->name + ") are not supported yet");
+      }
+      if (!stitch && !deps.empty())
+        return err("reduction %" + res->name + " of a reduced value in an input kernel is not supported yet");
+      int ph = 0;
+      for (const Operation* d : deps) ph = std::max(ph, p.phase[d] + 1);
+      p.phase[&op] = ph;
+      p.phases = std::max(p.phases, ph + 1);
+      p.reductions.push_back(&op);
+      deps = {&op};
+      fr = keep ? Frame::Full : Frame::Rows;
+    } else if (isElementwise(op)) {
+      if (std::string why = checkElementwiseOp(op); !why.empty()) return err(why);
+    } else {
+      return err("op '" + std::string(op.name()) + "' (%" + res->name + ") in a " + p.kindName +
+                 " kernel is not supported yet");
+    }
+    p.defOf[res] = &op;
+    p.frame[res] = fr;
+    p.deps[res] = deps;
+  }
+  if (p.reductions.empty()) return err("%" + nameOf(f) + " has no reduction");
+  size_t r = p.space.size();
+  if (stitch) {
+    for (size_t d = 0; d < r; ++d)
+      if (p.reduced[d] != (d + 1 == r))
+        return err("a stitch kernel that reduces other than the last axis (%" + nameOf(*p.reductions[0]) +
+                   ") is not supported yet");
+  }
+  for (size_t d = 0; d < r; ++d) {
+    p.keepShape.push_back(p.reduced[d] ? DimExpr(1) : p.space[d]);
+    if (!p.reduced[d]) p.kept.push_back(p.space[d]);
+  }
+  p.column = !stitch && r > 0 && !p.reduced.back();
+  for (const Operation* red : p.reductions)
+    if (std::string e = p.check(red->operands[0], Frame::Full); !e.empty()) return e;
+
+  std::vector<DimExpr> rowKeep = p.kept;
+  rowKeep.push_back(DimExpr(1));
+  for (size_t i = 0; i < f.yields.size(); ++i) {
+    const Value* y = f.yields[i];
+    Frame fr = p.frameOf(y, Frame::Full);
+    if (std::string e = p.check(y, fr); !e.empty()) return e;
+    bool el = p.elem(y, fr);
+    const std::vector<DimExpr>& d = f.result(i)->type.dims;
+    bool ok = fr == Frame::Rows ? d == p.kept
+              : el              ? stitch && d == p.space
+                                : d == (stitch ? rowKeep : p.keepShape);
+    if (!ok)
+      return err("result %" + f.result(i)->name + " of type " + f.result(i)->type.str() + " does not fit the " +
+                 p.kindName + " kernel's space " + Type{DType::F32, p.space}.str() + "; not supported yet");
+    p.resultFrame.push_back(fr);
+    p.resultElem.push_back(el);
+  }
+
+  p.iface.units = product(p.kept);
+  DimExpr work(1);
+  for (size_t d = 0; d < r; ++d)
+    if (p.reduced[d]) work = work * p.space[d];
+  p.iface.workPerUnit = work;
+  KernelGuardInputs& g = p.iface.guards;
+  g.vectorExtent = r > 0 ? p.space.back() : DimExpr(0);
+  g.rowLength = work;
+  g.columns = p.column;
+  g.phases = stitch ? p.phases : 0;
+  g.reductions = static_cast<int>(p.reductions.size());
+  g.indexCounts.push_back(product(p.space));
+  for (const Type& t : p.iface.inputs) g.indexCounts.push_back(product(t.dims));
+  for (const Type& t : p.iface.outputs) g.indexCounts.push_back(product(t.dims));
+  for (auto [k, fr] : p.reads) {
+    const Type& t = p.iface.inputs[k];
+    const std::vector<DimExpr>& fd = p.dims(fr);
+    for (size_t d = 0; d < t.rank(); ++d) {
+      size_t j = d + fd.size() - t.rank();
+      std::pair<DimExpr, DimExpr> pr{t.dims[d], fd[j]};
+      if (accessOf(t, fd, j) == Access::Dynamic &&
+          std::find(g.broadcastPairs.begin(), g.broadcastPairs.end(), pr) == g.broadcastPairs.end())
+        g.broadcastPairs.push_back(pr);
+    }
+  }
+  return "";
+}
+
+}  // namespace dscc::codegen::reduction

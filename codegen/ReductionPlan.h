@@ -1,0 +1,103 @@
+// The plan of a reduction kernel (internal to codegen/): frames, phases, results and the interface of stitch and input kernels.
+//
+// ReductionLowering emits code from it; see ReductionLowering.h for what the
+// two kernel kinds compute.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "codegen/Kernel.h"
+#include "ir/IR.h"
+
+namespace dscc::codegen::reduction {
+
+// The index space a value's dims right-align to. Full: the reductions' input
+// shape; Rows: the kept dims (values derived from a keepdims=false
+// reduction); Any: either (fusion operands and values computed only from
+// them are read in whichever frame their user has).
+enum class Frame { Any, Full, Rows };
+
+// How an operand is read along one dim of its frame (as in KernelLowering).
+enum class Access { Contig, Bcast, Dynamic };
+
+/// "codegen: " + m.
+std::string err(const std::string& m);
+/// The name of op's first result ("?" when it has none).
+std::string nameOf(const Operation& op);
+/// True for reduce_* ops.
+bool isReduction(const Operation& op);
+/// How an operand of type `t` is read along dim `j` of `frame`.
+Access accessOf(const Type& t, const std::vector<DimExpr>& frame, size_t j);
+/// The product of `dims`.
+DimExpr product(const std::vector<DimExpr>& dims);
+
+/// A planned stitch or input kernel.
+struct Plan {
+  const Operation* fusion = nullptr;
+  bool stitch = false;
+  const char* kindName = "";
+  KernelInterface iface;
+  std::vector<DimExpr> space, kept, keepShape;  // S, K, S with 1 at reduced dims
+  std::vector<bool> reduced;                    // per dim of S
+  std::map<const Value*, size_t> inputIndex;
+  std::map<const Value*, const Operation*> defOf;  // body values
+  std::map<const Value*, Frame> frame;             // body values
+  std::map<const Value*, std::set<const Operation*>> deps;  // reductions a body value depends on
+  std::vector<const Operation*> reductions;
+  std::map<const Operation*, int> phase;
+  int phases = 0;
+  bool column = false;  // input kernel whose last axis is kept
+  std::set<std::pair<size_t, Frame>> reads;  // (input, frame) pairs the kernel reads
+  std::vector<Frame> resultFrame;
+  std::vector<bool> resultElem;
+
+  const std::vector<DimExpr>& dims(Frame f) const { return f == Frame::Rows ? kept : space; }
+  Frame frameOf(const Value* v, Frame ctx) const {
+    auto it = frame.find(v);
+    Frame f = it == frame.end() ? Frame::Any : it->second;
+    return f == Frame::Any ? (ctx == Frame::Any ? Frame::Full : ctx) : f;
+  }
+  // True when `v`, read in frame `f`, varies along the reduced dims.
+  bool elem(const Value* v, Frame f) const {
+    f = frameOf(v, f);
+    if (inputIndex.count(v)) {
+      if (f == Frame::Rows) return false;
+      size_t lead = space.size() - v->type.rank();
+      for (size_t d = 0; d < v->type.rank(); ++d) {
+        const DimExpr& x = v->type.dims[d];
+        if (reduced[lead + d] && !(x.isConst() && x.constValue() == 1)) return true;
+      }
+      return false;
+    }
+    const Operation* op = defOf.at(v);
+    if (isReduction(*op)) return false;
+    for (const Value* o : op->operands)
+      if (elem(o, f)) return true;
+    return false;
+  }
+  // Checks ranks against the frames and records which inputs are read where.
+  std::string check(const Value* v, Frame f) {
+    f = frameOf(v, f);
+    if (v->type.rank() > dims(f).size())
+      return err("%" + v->name + " of type " + v->type.str() + " has a higher rank than the " + kindName +
+                 " kernel's space");
+    if (auto it = inputIndex.find(v); it != inputIndex.end()) {
+      reads.insert({it->second, f});
+      return "";
+    }
+    const Operation* op = defOf.at(v);
+    if (isReduction(*op)) return "";
+    for (const Value* o : op->operands)
+      if (std::string e = check(o, f); !e.empty()) return e;
+    return "";
+  }
+};
+
+/// Plans `f` (a fusion of kind "stitch" when `stitch`, else "input"): its
+/// space, reduced dims, phases, frames and interface. "" or why it cannot be lowered.
+std::string plan(const Operation& f, bool stitch, Plan& p);
+
+}  // namespace dscc::codegen::reduction
