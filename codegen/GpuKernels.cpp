@@ -242,7 +242,8 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
         size_t nIn = k.iface.inputs.size(), nOut = k.iface.outputs.size() + 1;
         for (int ph = 0; ph <= k.iface.guards.phases; ++ph) {
           std::string entry = cIdentifier(k.functionName(v)) + "_p" + std::to_string(ph);
-          LoweredKernel lk = lowerStitchKernel(*k.fusion, cm, entry + "_body", kv, ph);
+          LoweredKernel lk = k.kind == "stitch" ? lowerStitchKernel(*k.fusion, cm, entry + "_body", kv, ph)
+                                                : lowerInputKernel(*k.fusion, cm, entry + "_body", kv, ph);
           if (!lk.ok()) return "kernel " + k.symbol + ": " + lk.error;
           lk.fn->setLinkage(llvm::GlobalValue::InternalLinkage);
           lk.fn->addFnAttr(llvm::Attribute::AlwaysInline);

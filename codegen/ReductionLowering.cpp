@@ -79,7 +79,7 @@ class Emitter {
     llvm::Value* hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, units64_, nullptr, "hi");
     lo = b_.CreateTrunc(lo, it_);
     hi = b_.CreateTrunc(hi, it_);
-    if (p_.stitch && v_.schedule == GpuSchedule::Split) emitStitchSplit(lo, hi);
+    if (v_.schedule == GpuSchedule::Split) emitStitchSplit(lo, hi);
     else if (p_.stitch) emitStitch(lo, hi);
     else if (p_.column && v_.schedule == GpuSchedule::Tile) emitColumnTile(lo, hi);
     else if (p_.column) emitColumns(lo, hi);
@@ -826,10 +826,10 @@ LoweredKernel lower(const Operation& fusion, bool stitch, CodeModule& m, const s
   res.error = plan(fusion, stitch, p);
   if (!res.error.empty()) return res;
   if (variant.schedule == GpuSchedule::Split &&
-      (!stitch || splitPhase < 0 || splitPhase > p.phases || variant.splitChunk <= 0 ||
+      (p.iface.guards.phases == 0 || splitPhase < 0 || splitPhase > p.phases || variant.splitChunk <= 0 ||
        variant.splitChunk % std::max(1, variant.vectorWidth) != 0)) {
-    res.error = err("a split version needs a stitch kernel, a phase in [0, " + std::to_string(p.phases) +
-                    "] and a chunk that is a multiple of the vector width");
+    res.error = err("a split version needs a stitch kernel or a reduction of the last axis only, a phase in [0, " +
+                    std::to_string(p.phases) + "] and a chunk that is a multiple of the vector width");
     return res;
   }
   llvm::Function* fn = createKernelFunction(m, name, &res.error);
@@ -865,8 +865,8 @@ std::string describeInputKernel(const Operation& fusion, KernelInterface& out) {
 }
 
 LoweredKernel lowerInputKernel(const Operation& fusion, CodeModule& m, const std::string& name,
-                               const KernelVariant& v) {
-  return lower(fusion, false, m, name, v);
+                               const KernelVariant& v, int splitPhase) {
+  return lower(fusion, false, m, name, v, splitPhase);
 }
 
 }  // namespace dscc::codegen

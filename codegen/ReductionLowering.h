@@ -62,7 +62,8 @@ std::string describeInputKernel(const Operation& fusion, KernelInterface& out);
 /// Lowers the input kernel `fusion` to function `name` (KernelFn convention)
 /// in `m`, the version `v`. On an unsupported kernel returns the error and
 /// adds no function.
+/// Split versions as for lowerStitchKernel, when only the last axis is reduced.
 LoweredKernel lowerInputKernel(const Operation& fusion, CodeModule& m, const std::string& name,
-                               const KernelVariant& v = {});
+                               const KernelVariant& v = {}, int splitPhase = -1);
 
 }  // namespace dscc::codegen

@@ -168,7 +168,11 @@ std::string plan(const Operation& f, bool stitch, Plan& p) {
   g.vectorExtent = r > 0 ? p.space.back() : DimExpr(0);
   g.rowLength = work;
   g.columns = p.column;
-  g.phases = stitch ? p.phases : 0;
+  // Split versions cut the last axis: stitch kernels, and input kernels that
+  // reduce the last axis only (a row sum).
+  bool lastOnly = !p.reduced.empty() && p.reduced.back() &&
+                  std::count(p.reduced.begin(), p.reduced.end(), true) == 1;
+  g.phases = stitch || (!p.column && lastOnly) ? p.phases : 0;
   g.reductions = static_cast<int>(p.reductions.size());
   g.indexCounts.push_back(product(p.space));
   for (const Type& t : p.iface.inputs) g.indexCounts.push_back(product(t.dims));

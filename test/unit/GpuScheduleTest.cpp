@@ -243,7 +243,7 @@ TEST_P(GpuSchedule_, MatchesInterpreter) {
   // Split versions (stitch kernels): chunks of 64 elements (the GPU's default
   // is 2048), one function per launch.
   const int phases = iface.guards.phases;
-  if (stitch)
+  if (phases > 0)
     for (int w : {1, 8}) {
       KernelVariant v;
       v.schedule = GpuSchedule::Split;
@@ -260,18 +260,21 @@ TEST_P(GpuSchedule_, MatchesInterpreter) {
     bool split = v.schedule == GpuSchedule::Split;
     for (int ph = split ? 0 : -1; ph <= (split ? phases : -1); ++ph) {
       LoweredKernel lk = stitch ? lowerStitchKernel(*kernel, cm, fnName(v, ph), v, ph)
-                                : lowerInputKernel(*kernel, cm, fnName(v, ph), v);
+                                : lowerInputKernel(*kernel, cm, fnName(v, ph), v, ph);
       ASSERT_TRUE(lk.ok()) << lk.error;
     }
   }
-  if (stitch) {  // a split version out of its phases, or unaligned to its vector width, is refused
+  if (phases > 0) {  // a split version out of its phases, or unaligned to its vector width, is refused
     KernelVariant v;
     v.schedule = GpuSchedule::Split;
     v.splitChunk = 60;
     v.vectorWidth = 8;
-    EXPECT_FALSE(lowerStitchKernel(*kernel, cm, "bad1", v, 0).ok());
+    auto lowerIt = [&](const char* n, int ph) {
+      return stitch ? lowerStitchKernel(*kernel, cm, n, v, ph) : lowerInputKernel(*kernel, cm, n, v, ph);
+    };
+    EXPECT_FALSE(lowerIt("bad1", 0).ok());
     v.splitChunk = 64;
-    EXPECT_FALSE(lowerStitchKernel(*kernel, cm, "bad2", v, phases + 1).ok());
+    EXPECT_FALSE(lowerIt("bad2", phases + 1).ok());
   }
   ASSERT_EQ(verifyModule(cm), "");
   std::string err;
