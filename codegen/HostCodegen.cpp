@@ -694,6 +694,7 @@ class HostEmitter {
       case GuardKind::Schedule: {
         llvm::Value* ok = b_.CreateICmpSGE(dim(g.extent), b_.getInt64(g.lo));
         if (g.hi != INT64_MAX) ok = b_.CreateAnd(ok, b_.CreateICmpSLT(dim(g.extent), b_.getInt64(g.hi)));
+        if (g.unitsMax != INT64_MAX) ok = b_.CreateAnd(ok, b_.CreateICmpSLE(dim(g.units), b_.getInt64(g.unitsMax)));
         return ok;
       }
     }
