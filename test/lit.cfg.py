@@ -13,6 +13,7 @@ config.environment["PATH"] = path + os.pathsep + os.environ.get("PATH", "")
 config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%srcroot", config.dscc_src_root))
 config.substitutions.append(("%workloads", os.path.join(config.dscc_src_root, "bench", "workloads")))
+config.substitutions.append(("%cuda_record", config.cuda_record))
 
 # The shared yardstick sits beside the project in the development and CI
 # checkouts, never on a user's machine.
