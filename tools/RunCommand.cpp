@@ -1,5 +1,7 @@
 // `dscc run`: runs a program (a .dsc file in the reference interpreter, or a compiled model .so) on .npy or random inputs.
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -62,6 +64,8 @@ struct RunOpts {
   double atol = -1, rtol = -1;  // unset: by dtype (tolerancesFor)
   bool atolSet = false, rtolSet = false;
   int bench = 0;
+  // --target: a .dsc is compiled for it first; a .so must have been compiled for it.
+  std::string target;
 };
 
 void error(const std::string& msg) { std::cerr << "dscc: error: " << msg << "\n"; }
@@ -351,6 +355,58 @@ bool compareOutputs(const Function& f, const std::vector<Tensor>& got, const std
   return allOk;
 }
 
+int runCompiled(const RunOpts& o);
+
+// `dscc run model.dsc --target T`: `dscc compile` (this executable) into a
+// temporary folder, then the model as any compiled one.
+int compileAndRun(const RunOpts& o) {
+#ifdef DSCC_RUNTIME_ONLY
+  error("this runtime-only build cannot compile; compile with `dscc compile " + o.file + " --target=" + o.target +
+        " -o model.so` and run model.so");
+  return 1;
+#else
+  if (o.target.rfind("cuda:", 0) == 0 && !dscc_cuda_available()) {
+    error("--target=" + o.target + ": no CUDA device can be used here: " + dscc_status_message(nullptr));
+    return 1;
+  }
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) {
+    error("cannot find the dscc executable to compile with: " + ec.message());
+    return 1;
+  }
+  char dirTemplate[] = "/tmp/dscc-run-XXXXXX";
+  if (!mkdtemp(dirTemplate)) {
+    error(std::string("cannot make a temporary folder: ") + std::strerror(errno));
+    return 1;
+  }
+  std::filesystem::path dir = dirTemplate;
+  std::string so = (dir / "model.so").string();
+  std::vector<std::string> args = {self.string(), "compile", o.file, "--target=" + o.target, "-o", so};
+  if (!o.func.empty()) args.push_back("--func=" + o.func);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  bool ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  int rc = 1;
+  if (ok) {
+    RunOpts r = o;
+    r.file = so;
+    rc = runCompiled(r);
+  } else if (pid < 0) {
+    error(std::string("cannot start the compiler: ") + std::strerror(errno));
+  }  // else: the compiler reported why
+  std::filesystem::remove_all(dir, ec);
+  return rc;
+#endif
+}
+
 int runCompiled(const RunOpts& o) {
   Library lib;
   // RTLD_LOCAL: several models may export the same dscc_model_* names.
@@ -378,6 +434,10 @@ int runCompiled(const RunOpts& o) {
     gpu = t.rfind("cuda:", 0) == 0;
     if (t != "cpu" && !gpu) {
       error("'" + o.file + "' was compiled for an unknown target '" + t + "'");
+      return 1;
+    }
+    if (!o.target.empty() && o.target != t) {
+      error("'" + o.file + "' was compiled for " + t + ", not " + o.target);
       return 1;
     }
     if (gpu && !dscc_cuda_available()) {
@@ -508,7 +568,14 @@ int cmdRun(const RunOpts& o) {
     error("--atol and --rtol must be >= 0");
     return 1;
   }
-  return isSharedLibrary(o.file) ? runCompiled(o) : runInterpreted(o);
+  // The targets of codegen::parseCudaTarget and the CPU (spelled out: dscc-run links no codegen).
+  if (!o.target.empty() && o.target != "cpu" && o.target != "cuda:sm_80" && o.target != "cuda:sm_90") {
+    error("unknown target '" + o.target + "' (expected cpu, cuda:sm_80 or cuda:sm_90)");
+    return 1;
+  }
+  if (isSharedLibrary(o.file)) return runCompiled(o);
+  if (o.target.empty()) return runInterpreted(o);
+  return compileAndRun(o);
 }
 
 }  // namespace
@@ -535,6 +602,9 @@ Command addRunCommand(CLI::App& app) {
                                    "absolute tolerance of --check (default 1e-4; f16 1e-2, bf16 6e-2)");
   run->add_option_function<double>("--rtol", [o](double v) { o->rtol = v, o->rtolSet = true; },
                                    "relative tolerance of --check (default 1e-4; f16 1e-2, bf16 6e-2)");
+  run->add_option("--target", o->target,
+                  "cpu, cuda:sm_80 or cuda:sm_90: a .dsc program is compiled for it (as `dscc compile`) and run "
+                  "compiled; a .so must have been compiled for it");
   run->add_option("--bench", o->bench, "compiled models: after the first (warm-up) call, time N more calls and "
                                        "print median/min/max ms");
   return {run, [o] { return cmdRun(*o); }};
