@@ -66,9 +66,10 @@ struct KernelVariant {
   GpuSchedule schedule = GpuSchedule::Thread;
   /// Split: elements of a row per block (a multiple of the vector width).
   int64_t splitChunk = 0;
-  /// Warp: the longest row the version can see (its guard's bound), 0 when
-  /// unbounded. With vector blocks and a short enough bound, a stitch
-  /// kernel's rows stay in registers between phases.
+  /// Warp and Block: the longest row the version can see (its guard's
+  /// bound), 0 when unbounded. With vector blocks and a short enough bound,
+  /// a stitch kernel's rows stay in registers between phases. An unbounded
+  /// Block version is named "block.long".
   int64_t rowMax = 0;
 
   /// A short name for symbols and `dscc explain`: "generic", or the
@@ -77,7 +78,7 @@ struct KernelVariant {
     std::string s;
     auto add = [&](const std::string& p) { s += (s.empty() ? "" : ".") + p; };
     if (schedule == GpuSchedule::Warp) add("warp");
-    if (schedule == GpuSchedule::Block) add("block");
+    if (schedule == GpuSchedule::Block) add(rowMax > 0 ? "block" : "block.long");
     if (schedule == GpuSchedule::Tile) add("tile");
     if (schedule == GpuSchedule::Split) add("split");
     if (vectorWidth > 1) add("v" + std::to_string(vectorWidth));

@@ -71,7 +71,10 @@ bool assumes(const KernelVariant& k, const GuardPlan& g) {
     case GuardKind::Vector: return k.vectorWidth > 1;
     case GuardKind::Index32: return k.index32;
     case GuardKind::BroadcastFree: return k.broadcastFree;
-    case GuardKind::Schedule: return k.schedule == g.schedule;
+    case GuardKind::Schedule:
+      // Two Block guards split the block range at blockRegisterRowMax: a
+      // version assumes the one whose bound it was made for.
+      return k.schedule == g.schedule && (g.schedule != GpuSchedule::Block || k.rowMax == (g.hi == INT64_MAX ? 0 : g.hi - 1));
   }
   return false;
 }
@@ -172,7 +175,9 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
     std::vector<GuardPlan> pending;
     if (in.columns) ranges.push_back({GpuSchedule::Tile, opts.tileRowMin, INT64_MAX, "tiles of 32 columns"});
     else {
-      ranges.push_back({GpuSchedule::Block, opts.blockRowMin, INT64_MAX, "a block per row"});
+      int64_t regMax = std::max(opts.blockRowMin, opts.blockRegisterRowMax);
+      ranges.push_back({GpuSchedule::Block, regMax, INT64_MAX, "a block per long row"});
+      ranges.push_back({GpuSchedule::Block, opts.blockRowMin, regMax, "a block per row, kept in registers"});
       ranges.push_back({GpuSchedule::Warp, opts.warpRowMin, opts.blockRowMin, "a warp per row"});
     }
     if (in.phases > 0 && opts.splitChunk > 0 && opts.splitChunk % std::max(1, width) == 0) {
@@ -225,7 +230,8 @@ std::vector<KernelVariant> versionsOf(const std::vector<GuardPlan>& guards) {
     if (g.kind == GuardKind::BroadcastFree) v.broadcastFree = true;
     if (g.kind == GuardKind::Schedule) v.schedule = g.schedule;
     if (g.kind == GuardKind::Schedule && g.schedule == GpuSchedule::Split) v.splitChunk = g.chunk;
-    if (g.kind == GuardKind::Schedule && g.schedule == GpuSchedule::Warp && g.hi != INT64_MAX) v.rowMax = g.hi - 1;
+    if (g.kind == GuardKind::Schedule && (g.schedule == GpuSchedule::Warp || g.schedule == GpuSchedule::Block))
+      v.rowMax = g.hi == INT64_MAX ? 0 : g.hi - 1;
   };
   for (const GuardPlan& g : guards) {
     if (g.proved) set(base, g);

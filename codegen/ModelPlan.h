@@ -125,6 +125,9 @@ struct PlanOptions {
   /// in one place; `dscc compile --row-schedule` overrides them (and the split ones below).
   bool gpu = false;
   int64_t warpRowMin = 32, blockRowMin = 1024, tileRowMin = 64;
+  /// Block rows shorter than this keep the row in registers (8 vector
+  /// blocks per thread at most); longer ones take "block.long" versions.
+  int64_t blockRegisterRowMax = 8192;
   /// Stitch rows of at least `splitRowMin` elements, when there are at most
   /// `splitMaxRows` rows, are cut into chunks of `splitChunk` elements, a
   /// block each, over phases + 1 launches (GpuSchedule::Split).

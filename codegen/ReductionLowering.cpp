@@ -40,11 +40,12 @@ class Emitter {
       : p_(p), b_(b), ctx_(b.getContext()), v_(v), W_(std::max(1, v.vectorWidth)), splitPhase_(splitPhase) {
     it_ = v.index32 ? b.getInt32Ty() : b.getInt64Ty();
     if (v.schedule != GpuSchedule::Tile) lanes_ = scheduleLanes(v.schedule);
-    // A warp's row of at most rowMax elements is at most `iters` vector
-    // blocks per lane: unrolled, its loads are kept in registers from the
-    // phase that first reads them to the last (kRowCacheIters bounds the code).
-    if (v.schedule == GpuSchedule::Warp && W_ > 1 && v.rowMax > 0) {
-      int64_t iters = (v.rowMax + 32 * W_ - 1) / (32 * W_);
+    // A warp's or block's row of at most rowMax elements is at most `iters`
+    // vector blocks per thread: unrolled, its loads are kept in registers
+    // from the phase that first reads them to the last (kRowCacheIters
+    // bounds the code).
+    if ((v.schedule == GpuSchedule::Warp || v.schedule == GpuSchedule::Block) && W_ > 1 && v.rowMax > 0) {
+      int64_t iters = (v.rowMax + int64_t(lanes_) * W_ - 1) / (int64_t(lanes_) * W_);
       if (iters <= kRowCacheIters) cacheIters_ = static_cast<int>(iters);
     }
   }
@@ -409,13 +410,13 @@ class Emitter {
     });
   }
 
-  // rowLoop for the row cache: the lane's blocks at lane*W + it*32*W for it
+  // rowLoop for the row cache: the thread's blocks at lane*W + it*lanes*W for it
   // in [0, cacheIters_), each emitted once (unrolled) behind `j0 < n`, so
   // each element has a fixed register from phase to phase.
   void cachedRowLoop(llvm::Value* n, const std::string& name, const std::function<void(llvm::Value*, int, int)>& body) {
     llvm::Function* fn = b_.GetInsertBlock()->getParent();
     for (int it = 0; it < cacheIters_; ++it) {
-      llvm::Value* j0 = b_.CreateAdd(b_.CreateMul(lane_, idx(W_), "", true, true), idx(int64_t(it) * 32 * W_), "", true, true);
+      llvm::Value* j0 = b_.CreateAdd(b_.CreateMul(lane_, idx(W_), "", true, true), idx(int64_t(it) * lanes_ * W_), "", true, true);
       auto* in = llvm::BasicBlock::Create(ctx_, name + ".b" + std::to_string(it), fn);
       auto* next = llvm::BasicBlock::Create(ctx_, name + ".b" + std::to_string(it) + ".end", fn);
       b_.CreateCondBr(b_.CreateICmpSLT(j0, n), in, next);

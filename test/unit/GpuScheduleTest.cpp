@@ -13,8 +13,8 @@
 // kernel is lowered in its cooperative versions (rows: warp and block, with
 // and without vector blocks; columns: tile) and run at sizes around the
 // schedule and vector boundaries; the outputs must match the interpreter's
-// run of the fused program (which interprets the fusion body). Warp versions
-// with a row bound keep the row in registers (unrolled blocks). Stitch kernels
+// run of the fused program (which interprets the fusion body). Warp and block
+// versions with a row bound keep the row in registers (unrolled blocks). Stitch kernels
 // also run their Split versions (chunks of 64 elements here, so rows of a
 // few hundred span several blocks; one launch per phase, through a
 // workspace). Tolerances: f32 rel 1e-4
@@ -28,6 +28,7 @@
 #include <random>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "codegen/Jit.h"
 #include "codegen/ReductionLowering.h"
@@ -231,14 +232,19 @@ TEST_P(GpuSchedule_, MatchesInterpreter) {
         variants.push_back(v);
       }
     variants.back().index32 = true;
-    // Warp versions with a row bound keep the row in registers (unrolled).
-    for (auto [w, rowMax] : {std::pair<int, int64_t>{8, 1023}, {4, 100}}) {
-      KernelVariant v;
-      v.schedule = GpuSchedule::Warp;
-      v.vectorWidth = w;
-      v.rowMax = rowMax;
-      variants.push_back(v);
-    }
+    // Warp and block versions with a row bound keep a stitch kernel's row in
+    // registers (unrolled).
+    if (stitch)
+      for (auto [s, w, rowMax] : {std::tuple<GpuSchedule, int, int64_t>{GpuSchedule::Warp, 8, 1023},
+                                  {GpuSchedule::Warp, 4, 100},
+                                  {GpuSchedule::Block, 8, 1100},
+                                  {GpuSchedule::Block, 4, 3000}}) {
+        KernelVariant v;
+        v.schedule = s;
+        v.vectorWidth = w;
+        v.rowMax = rowMax;
+        variants.push_back(v);
+      }
   }
   // Split versions (stitch kernels): chunks of 64 elements (the GPU's default
   // is 2048), one function per launch.
