@@ -271,7 +271,8 @@ std::vector<KernelVariant> versionsOf(const std::vector<GuardPlan>& guards) {
 
 }  // namespace
 
-std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions& opts, ModelPlan& out) {
+std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions& opts, ModelPlan& out,
+                      const Operation** failed) {
   out.func = &f;
   out.kernels.clear();
   size_t index = 0;
@@ -302,7 +303,10 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
     } else {
       why = "codegen: unknown kernel kind '" + k.kind + "'";
     }
-    if (!why.empty()) return "kernel %" + resName + " (" + k.kind + "): " + why;
+    if (!why.empty()) {
+      if (failed) *failed = op.get();
+      return "kernel %" + resName + " (" + k.kind + "): " + why;
+    }
     if (k.hasKernel) k.guards = decideGuards(k.iface, solver, opts);
     k.versions = k.hasKernel ? versionsOf(k.guards) : std::vector<KernelVariant>{};
     out.kernels.push_back(std::move(k));

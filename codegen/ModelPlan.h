@@ -142,8 +142,10 @@ struct ModelPlan {
 
 /// Describes every kernel of `f` (after the default pipeline) and decides its
 /// guards with `solver` (which holds f's facts and checks). Returns "" or the
-/// first kernel that cannot be compiled and why.
-std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions& opts, ModelPlan& out);
+/// first kernel that cannot be compiled and why; `failed` (optional)
+/// receives that kernel's fusion op, for its location.
+std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions& opts, ModelPlan& out,
+                      const Operation** failed = nullptr);
 
 /// A ShapeSolver loaded with f's `where` facts and its `check` ops' relations.
 std::unique_ptr<ShapeSolver> makeModelSolver(const Function& f);

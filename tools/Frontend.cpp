@@ -94,8 +94,11 @@ std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string
     return nullptr;
   }
   fe->solver = codegen::makeModelSolver(*fe->func);
-  if (std::string e = codegen::planModel(*fe->func, *fe->solver, opts, fe->plan); !e.empty()) {
-    err << file << ": error: cannot compile @" << fe->func->name << ": " << e << "\n";
+  const Operation* failed = nullptr;
+  if (std::string e = codegen::planModel(*fe->func, *fe->solver, opts, fe->plan, &failed); !e.empty()) {
+    // At the kernel's source line when the fusion kept one (the op it grew from).
+    if (failed && failed->loc.valid()) fe->diags->error(failed->loc, "cannot compile @" + fe->func->name + ": " + e);
+    else err << file << ": error: cannot compile @" << fe->func->name << ": " << e << "\n";
     return nullptr;
   }
   return fe;
