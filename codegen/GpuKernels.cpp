@@ -38,9 +38,15 @@ void LLVMInitializeNVPTXAsmPrinter();
 
 namespace dscc::codegen {
 
+namespace {
+// Chunks per row of a split version (at least one, as the kernel counts them).
+DimExpr splitChunks(const KernelPlan& k, const KernelVariant& v) {
+  return DimExpr::max(DimExpr::ceilDiv(k.iface.guards.rowLength, DimExpr(v.splitChunk)), DimExpr(1));
+}
+}  // namespace
+
 DimExpr splitWorkspaceElements(const KernelPlan& k, const KernelVariant& v) {
-  DimExpr chunks = DimExpr::max(DimExpr::ceilDiv(k.iface.guards.rowLength, DimExpr(v.splitChunk)), DimExpr(1));
-  return k.iface.units * chunks * DimExpr(k.iface.guards.reductions);
+  return k.iface.units * splitChunks(k, v) * DimExpr(k.iface.guards.reductions);
 }
 
 std::string parseCudaTarget(const std::string& target, std::string* err) {
@@ -238,7 +244,7 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
       const KernelVariant& kv = k.versions[v];
       if (kv.schedule == GpuSchedule::Split) {
         // phases + 1 launches of a block per (row, chunk); the workspace follows the outputs.
-        DimExpr chunks = DimExpr::max(DimExpr::ceilDiv(k.iface.guards.rowLength, DimExpr(kv.splitChunk)), DimExpr(1));
+        DimExpr chunks = splitChunks(k, kv);
         size_t nIn = k.iface.inputs.size(), nOut = k.iface.outputs.size() + 1;
         for (int ph = 0; ph <= k.iface.guards.phases; ++ph) {
           std::string entry = cIdentifier(k.functionName(v)) + "_p" + std::to_string(ph);

@@ -385,26 +385,30 @@ class Emitter {
     llvm::Value* x = widen(r, eval(r.operands[0], Frame::Full, c));
     b_.CreateStore(combine(r, b_.CreateLoad(accType(r), s), x), s);
   }
+  // The accumulator of `r` over this thread's W lanes and, with a GPU group,
+  // over the threads sharing the unit (every thread gets the same bits).
+  llvm::Value* combinedLanes(const Operation& r, llvm::Value* arr) {
+    llvm::Value* a = b_.CreateLoad(accType(r), slot(r, arr, idx(0)));
+    for (int l = 1; l < W_; ++l) a = combine(r, a, b_.CreateLoad(accType(r), slot(r, arr, idx(l))));
+    if (lanes_ == 1) return a;
+    Combine c = [&](llvm::Value* x, llvm::Value* y) { return combine(r, x, y); };
+    return lanes_ == 32 ? emitWarpAllReduce(b_, a, c)
+                        : emitBlockAllReduce(b_, a, lanes_, c, "shared." + r.result()->name);
+  }
   void foldLanes(const Accs& accs, Ctx& unit) {
-    for (auto [r, arr] : accs) {
-      llvm::Value* a = b_.CreateLoad(accType(*r), slot(*r, arr, idx(0)));
-      for (int l = 1; l < W_; ++l) a = combine(*r, a, b_.CreateLoad(accType(*r), slot(*r, arr, idx(l))));
-      if (lanes_ > 1) {
-        // The threads sharing the unit combine their partials; all get the result.
-        Combine c = [&, r = r](llvm::Value* x, llvm::Value* y) { return combine(*r, x, y); };
-        a = lanes_ == 32 ? emitWarpAllReduce(b_, a, c)
-                         : emitBlockAllReduce(b_, a, lanes_, c, "shared." + r->result()->name);
-      }
-      unit.memo[{r->result(), p_.frameOf(r->result(), Frame::Full)}] = finish(*r, a);
-    }
+    for (auto [r, arr] : accs)
+      unit.memo[{r->result(), p_.frameOf(r->result(), Frame::Full)}] = finish(*r, combinedLanes(*r, arr));
   }
 
-  // body(j, lane) over [0, n): vecLoop on one thread; with a GPU group, each
-  // thread takes blocks of W at lane*W, lane*W + lanes*W, ... (neighbouring
-  // threads read neighbouring blocks: coalesced). n is a multiple of W.
-  void rowLoop(llvm::Value* n, const std::string& name, const std::function<void(llvm::Value*, int)>& body) {
-    if (lanes_ == 1) return vecLoop(n, true, name, body);
+  // body(j, lane) over [from, n) (from: 0 when null, else a multiple of W):
+  // vecLoop on one thread; with a GPU group, each thread takes blocks of W at
+  // from + lane*W, from + lane*W + lanes*W, ... (neighbouring threads read
+  // neighbouring blocks: coalesced). n is a multiple of W.
+  void rowLoop(llvm::Value* n, const std::string& name, const std::function<void(llvm::Value*, int)>& body,
+               llvm::Value* from = nullptr) {
+    if (lanes_ == 1) return vecLoop(n, true, name, body);  // the split schedule (from) always has a group
     llvm::Value* start = W_ == 1 ? lane_ : b_.CreateMul(lane_, idx(W_), "", true, true);
+    if (from) start = b_.CreateAdd(from, start);
     loop(start, n, int64_t(lanes_) * W_, name, [&](llvm::Value* j0) {
       for (int l = 0; l < W_; ++l) body(l == 0 ? j0 : b_.CreateAdd(j0, idx(l), "", true, true), l);
     });
@@ -427,6 +431,29 @@ class Emitter {
     }
   }
 
+  // The per-row context of stitch row `r` (kept indices, the last axis open).
+  Ctx rowCtx(llvm::Value* r) {
+    Ctx row;
+    row.rows = unflatten(r, keptDim_);
+    row.full = row.rows;
+    row.full.push_back(nullptr);
+    return row;
+  }
+  // Element `j` of `row`: row-level values hoist to `hb`; `lane` and `it`
+  // place it in its vector block and row cache.
+  Ctx elemCtx(Ctx& row, llvm::Value* j, llvm::BasicBlock* hb, int lane, int it = -1) {
+    Ctx e;
+    e.blockStart = lane == 0;
+    e.cacheIter = it;
+    e.lane = lane;
+    e.rows = row.rows;
+    e.full = row.full;
+    e.full.back() = j;
+    e.hoist = &row;
+    e.hoistBlock = hb;
+    return e;
+  }
+
   // Stores a per-unit result: with a GPU group every thread holds it, the first stores it.
   void storeOnce(size_t i, llvm::Value* v, llvm::Value* at) {
     if (lanes_ == 1) return store(i, v, at);
@@ -444,23 +471,8 @@ class Emitter {
   void emitStitch(llvm::Value* lo, llvm::Value* hi) {
     llvm::Value* L = spaceDim_.back();
     loop(lo, hi, 1, "row", [&](llvm::Value* r) {
-      Ctx row;
-      row.rows = unflatten(r, keptDim_);
-      row.full = row.rows;
-      row.full.push_back(nullptr);
+      Ctx row = rowCtx(r);
       llvm::Value* rowBase = b_.CreateMul(r, L, "rowbase", true, true);
-      auto elemCtx = [&](llvm::Value* j, llvm::BasicBlock* hb, int lane, int it = -1) {
-        Ctx e;
-        e.blockStart = lane == 0;
-        e.cacheIter = it;
-        e.lane = lane;
-        e.rows = row.rows;
-        e.full = row.full;
-        e.full.back() = j;
-        e.hoist = &row;
-        e.hoistBlock = hb;
-        return e;
-      };
       for (int ph = 0; ph < p_.phases; ++ph) {
         std::vector<const Operation*> reds;
         for (const Operation* red : p_.reductions)
@@ -468,7 +480,7 @@ class Emitter {
         auto accs = laneAccs(reds);
         llvm::BasicBlock* hb = hoistBlock("phase" + std::to_string(ph));
         auto acc = [&](llvm::Value* j, int lane, int it) {
-          Ctx e = elemCtx(j, hb, lane, it);
+          Ctx e = elemCtx(row, j, hb, lane, it);
           for (auto [red, arr] : accs) accumulate(*red, arr, idx(lane), e);
         };
         if (cacheIters_) cachedRowLoop(L, "phase" + std::to_string(ph) + ".j", acc);
@@ -483,7 +495,7 @@ class Emitter {
       if (!anyElem) return;
       llvm::BasicBlock* hb = hoistBlock("final");
       auto fin = [&](llvm::Value* j, int lane, int it) {
-        Ctx e = elemCtx(j, hb, lane, it);
+        Ctx e = elemCtx(row, j, hb, lane, it);
         llvm::Value* at = b_.CreateAdd(rowBase, j, "", true, true);
         for (size_t i = 0; i < out_.size(); ++i)
           if (p_.resultElem[i]) store(i, eval(p_.fusion->yields[i], Frame::Full, e), at, e.blockStart);
@@ -514,30 +526,8 @@ class Emitter {
       llvm::Value* part = b_.CreateURem(g, S, "part");
       llvm::Value* c0 = b_.CreateMul(part, idx(v_.splitChunk), "c0", true, true);
       llvm::Value* c1 = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, L, b_.CreateAdd(c0, idx(v_.splitChunk)), nullptr, "c1");
-      Ctx row;
-      row.rows = unflatten(r, keptDim_);
-      row.full = row.rows;
-      row.full.push_back(nullptr);
+      Ctx row = rowCtx(r);
       llvm::Value* rowBase = b_.CreateMul(r, L, "rowbase", true, true);
-      auto elemCtx = [&](llvm::Value* j, llvm::BasicBlock* hb, int lane, int it = -1) {
-        Ctx e;
-        e.blockStart = lane == 0;
-        e.cacheIter = it;
-        e.lane = lane;
-        e.rows = row.rows;
-        e.full = row.full;
-        e.full.back() = j;
-        e.hoist = &row;
-        e.hoistBlock = hb;
-        return e;
-      };
-      // This chunk's elements, W per thread per step, the block's threads side by side.
-      auto chunkLoop = [&](const std::string& name, const std::function<void(llvm::Value*, int)>& body) {
-        llvm::Value* start = b_.CreateAdd(c0, W_ == 1 ? lane_ : b_.CreateMul(lane_, idx(W_), "", true, true));
-        loop(start, c1, int64_t(lanes_) * W_, name, [&](llvm::Value* j0) {
-          for (int l = 0; l < W_; ++l) body(l == 0 ? j0 : b_.CreateAdd(j0, idx(l), "", true, true), l);
-        });
-      };
       llvm::Value* rowUnit0 = b_.CreateMul(r, S, "", true, true);
       for (size_t ri = 0; ri < p_.reductions.size(); ++ri) {
         const Operation& red = *p_.reductions[ri];
@@ -557,18 +547,14 @@ class Emitter {
           if (p_.phase.at(red) == k) reds.push_back(red);
         auto accs = laneAccs(reds);
         llvm::BasicBlock* hb = hoistBlock("phase" + std::to_string(k));
-        chunkLoop("phase.j", [&](llvm::Value* j, int lane) {
-          Ctx e = elemCtx(j, hb, lane);
+        rowLoop(c1, "phase.j", [&](llvm::Value* j, int lane) {
+          Ctx e = elemCtx(row, j, hb, lane);
           for (auto [red, arr] : accs) accumulate(*red, arr, idx(lane), e);
-        });
+        }, c0);
         std::vector<std::pair<size_t, llvm::Value*>> partials;
         for (auto [red, arr] : accs) {
-          llvm::Value* a = b_.CreateLoad(accType(*red), slot(*red, arr, idx(0)));
-          for (int l = 1; l < W_; ++l) a = combine(*red, a, b_.CreateLoad(accType(*red), slot(*red, arr, idx(l))));
-          Combine cb = [&, red = red](llvm::Value* x, llvm::Value* y) { return combine(*red, x, y); };
-          a = emitBlockAllReduce(b_, a, lanes_, cb, "shared." + red->result()->name);
           size_t ri = std::find(p_.reductions.begin(), p_.reductions.end(), red) - p_.reductions.begin();
-          partials.emplace_back(ri, a);
+          partials.emplace_back(ri, combinedLanes(*red, arr));
         }
         auto* st = llvm::BasicBlock::Create(ctx_, "partial.store", fn);
         auto* after = llvm::BasicBlock::Create(ctx_, "partial.done", fn);
@@ -594,12 +580,12 @@ class Emitter {
       }
       if (perRow.size() == out_.size()) return;
       llvm::BasicBlock* hb = hoistBlock("final");
-      chunkLoop("final.j", [&](llvm::Value* j, int lane) {
-        Ctx e = elemCtx(j, hb, lane);
+      rowLoop(c1, "final.j", [&](llvm::Value* j, int lane) {
+        Ctx e = elemCtx(row, j, hb, lane);
         llvm::Value* at = b_.CreateAdd(rowBase, j, "", true, true);
         for (size_t i = 0; i < out_.size(); ++i)
           if (p_.resultElem[i]) store(i, eval(p_.fusion->yields[i], Frame::Full, e), at, e.blockStart);
-      });
+      }, c0);
     });
   }
 
