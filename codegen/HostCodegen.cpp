@@ -14,6 +14,7 @@
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include "codegen/ElementGenerator.h"
 #include "codegen/ElementOps.h"
 #include "codegen/Jit.h"
 #include "codegen/KernelLowering.h"
@@ -29,6 +30,7 @@ LoweredKernel lowerKernelVersion(const KernelPlan& k, size_t v, CodeModule& m, c
   if (k.kind == "loop") return lowerLoopKernel(*k.fusion, m, name, k.versions[v]);
   if (k.kind == "stitch") return lowerStitchKernel(*k.fusion, m, name, k.versions[v]);
   if (k.kind == "input") return lowerInputKernel(*k.fusion, m, name, k.versions[v]);
+  if (k.kind == "generic") return lowerGenericKernel(*k.fusion, m, name, k.versions[v]);
   return lowerLoopKernel(*k.gemm->epilogue, m, name, k.versions[v]);
 }
 

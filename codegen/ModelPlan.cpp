@@ -5,6 +5,7 @@
 #include <climits>
 #include <sstream>
 
+#include "codegen/ElementGenerator.h"
 #include "codegen/KernelLowering.h"
 #include "codegen/LibraryPlan.h"
 #include "codegen/ReductionLowering.h"
@@ -18,6 +19,18 @@ std::string cIdentifier(const std::string& name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "_" + s;
   return s;
+}
+
+std::string kernelLegality(const Operation& fusion) {
+  const Attribute* kind = fusion.attr("kind");
+  std::string k = kind && kind->kind == Attribute::Kind::String ? kind->s : "";
+  KernelInterface iface;
+  if (k == "loop") return describeLoopKernel(fusion, iface);
+  if (k == "stitch") return describeStitchKernel(fusion, iface);
+  if (k == "input") return describeInputKernel(fusion, iface);
+  if (k == "generic") return describeGenericKernel(fusion, iface);
+  if (k == "library") return "";
+  return "codegen: unknown kernel kind '" + k + "'";
 }
 
 std::unique_ptr<ShapeSolver> makeModelSolver(const Function& f) {
@@ -291,6 +304,8 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
       why = describeStitchKernel(*op, k.iface);
     } else if (k.kind == "input") {
       why = describeInputKernel(*op, k.iface);
+    } else if (k.kind == "generic") {
+      why = describeGenericKernel(*op, k.iface);
     } else if (k.kind == "library") {
       k.gemm = std::make_shared<GemmPlan>();
       why = planLibraryKernel(*op, &solver, *k.gemm);

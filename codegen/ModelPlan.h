@@ -147,6 +147,11 @@ struct ModelPlan {
 std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions& opts, ModelPlan& out,
                       const Operation** failed = nullptr);
 
+/// The legality check the fusion planner asks (PipelineOptions::kernelCheck):
+/// "" when the lowering of `fusion`'s kind takes it, else why not. Library
+/// kernels are taken (their plan needs the solver; they always lower).
+std::string kernelLegality(const Operation& fusion);
+
 /// A ShapeSolver loaded with f's `where` facts and its `check` ops' relations.
 std::unique_ptr<ShapeSolver> makeModelSolver(const Function& f);
 

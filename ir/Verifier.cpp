@@ -774,8 +774,8 @@ bool OpChecker::inferDim() {
 bool OpChecker::inferFusion() {
   const Attribute* k = op_.attr("kind");
   if (!k || k->kind != Attribute::Kind::String ||
-      (k->s != "loop" && k->s != "input" && k->s != "stitch" && k->s != "library"))
-    return err("'fusion' needs kind = \"loop\", \"input\", \"stitch\" or \"library\"");
+      (k->s != "loop" && k->s != "input" && k->s != "stitch" && k->s != "library" && k->s != "generic"))
+    return err("'fusion' needs kind = \"loop\", \"input\", \"stitch\", \"library\" or \"generic\"");
   if (!op_.hasExplicitType) return err("'fusion' needs its result types");
   bool bodyOk = true;
   std::set<const Value*> inner;

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "ir/IndexMap.h"
 #include "ir/Rewrite.h"
 #include "passes/ShapeSolver.h"
 
@@ -168,6 +169,11 @@ struct Planner {
   struct GroupInfo {
     DimExpr space;
     bool hasRowReduction = false;
+    // Data movement (injective ops other than reshape) is in the group.
+    bool hasMovement = false;
+    // The input dims of the group's first reduction used at full size (a stitch).
+    std::vector<DimExpr> stitchRows;
+    bool stitch = false;
   };
   std::map<int, GroupInfo> info;
 
@@ -177,11 +183,33 @@ struct Planner {
     return false;
   }
 
+  static bool movesData(const Operation& op) {
+    return opPattern(op) == OpPattern::Injective && op.kind != OpKind::Reshape;
+  }
+
+  bool sameDims(const std::vector<DimExpr>& a, const std::vector<DimExpr>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!same(a[i], b[i])) return false;
+    return true;
+  }
+
   // Can op P (not yet grouped) join group g? Updates g's space when it can.
+  //
+  // A stitch (a reduction whose result the group uses again at the size of
+  // its input) is only formed as the stitch lowering takes it: reductions of
+  // the last axes of one shape, no data movement. Any other group can hold
+  // any op: what the loop, input and stitch lowerings do not take is lowered
+  // by the element generator, whose cost stays linear unless a reduction is
+  // re-read at its input's size, which is exactly the stitch case.
   bool tryJoin(Operation* p, int g, std::string& why) {
     GroupInfo& gi = info[g];
     Cls c = classify(*p, freeOps);
     DimExpr out = numel(p->result()->type);
+    if (movesData(*p) && gi.stitch) {
+      why = "%" + p->result()->name + " moves data (" + std::string(p->name()) + ") and the kernel is a stitch";
+      return false;
+    }
     if (c == Cls::Elementwise || c == Cls::Composite) {
       if (same(out, gi.space)) return true;
       if (isRowNumel(out, gi.space)) return true;
@@ -194,7 +222,20 @@ struct Planner {
     }
     if (c == Cls::Reduction) {
       DimExpr in = numel(p->operands[0]->type);
-      if (same(in, gi.space)) return true;
+      if (same(in, gi.space)) {
+        // Its result is used in the group at the full size: a stitch.
+        const std::vector<DimExpr>& dims = p->operands[0]->type.dims;
+        if (!isRowReduction(*p) || gi.hasMovement || (gi.stitch && !sameDims(gi.stitchRows, dims))) {
+          why = "reduction %" + p->result()->name + " would be re-read at its input's size (a stitch) but " +
+                (!isRowReduction(*p) ? "it does not reduce the last axes"
+                 : gi.hasMovement   ? "the kernel moves data"
+                                    : "its rows differ from the kernel's");
+          return false;
+        }
+        if (!gi.stitch) gi.stitchRows = dims;
+        gi.stitch = true;
+        return true;
+      }
       if (same(out, gi.space)) {
         gi.space = in;  // the group becomes the reduction's loop with an epilogue
         return true;
@@ -256,6 +297,7 @@ struct Planner {
       }
       group[p] = g;
       if (classify(*p, freeOps) == Cls::Reduction && isRowReduction(*p)) info[g].hasRowReduction = true;
+      if (movesData(*p)) info[g].hasMovement = true;
       // Views between this op and its kernel move in with it.
       for (auto& r : p->results)
         for (Operation* u : usersOf(f, r.get()))
@@ -271,6 +313,33 @@ struct Planner {
   }
 
   void finish() { absorbEpilogues(); }
+
+  // Asks the code generator about every kernel; one its kind's lowering
+  // refuses becomes "generic". False (with an error at the kernel) when even
+  // the element generator refuses it: a planner bug, never a user's.
+  bool legalize() {
+    if (!ctx.opts.kernelCheck) return true;
+    for (auto& op : f.ops) {
+      if (op->kind != OpKind::Fusion) continue;
+      const Attribute* k = op->attr("kind");
+      if (!k || k->s == "library" || k->s == "generic") continue;
+      std::string was = k->s;
+      std::string why = ctx.opts.kernelCheck(*op);
+      if (why.empty()) continue;
+      op->setAttr("kind", Attribute::makeString("generic"));
+      if (std::string e = ctx.opts.kernelCheck(*op); !e.empty()) {
+        ctx.diags.error(op->loc, "internal error: the fusion planner formed a kernel no lowering takes: " + e);
+        return false;
+      }
+      if (ctx.opts.fusionRemarks) {
+        std::vector<Attribute> rs;
+        if (const Attribute* r = op->attr("remarks")) rs = r->list;
+        rs.push_back(Attribute::makeString("generic: the " + was + " lowering refused it: " + why));
+        op->setAttr("remarks", Attribute::makeList(rs));
+      }
+    }
+    return true;
+  }
 
   std::string kindOf(const std::vector<Operation*>& ops) {
     bool red = false, stitch = false;
@@ -420,6 +489,7 @@ bool fuse(Module& m, PassContext& ctx) {
     p.plan();
     p.finish();
     p.rewrite();
+    if (!p.legalize()) return false;
   }
   return true;
 }

@@ -48,6 +48,12 @@ struct PipelineOptions {
   bool stats = false;            // passes print their counters
   unsigned solverTimeoutMs = 250;
   bool fusionRemarks = false;    // fuse records why producers were not fused
+  /// The code generator's legality check for a planned kernel (a fusion op):
+  /// "" when its kind's lowering takes it, else why not. The fuse pass asks
+  /// it of every kernel it forms and makes a refused one "generic" (the
+  /// element generator's kind, which takes every op a kernel may hold).
+  /// Unset (passes alone): kinds are the planner's own.
+  std::function<std::string(const Operation&)> kernelCheck;
 };
 
 /// Runs `passes` in order; prints IR and timings to `os` as asked. Stops at

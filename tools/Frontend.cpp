@@ -78,6 +78,7 @@ std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string
   fe->module = parseModule(fe->sm, id, *fe->diags);
   if (!fe->module) return nullptr;
   PipelineOptions popts;
+  popts.kernelCheck = codegen::kernelLegality;
   std::ostringstream passOut;
   if (!runPasses(*fe->module, {lookupPass("infer-shapes")}, *fe->diags, popts, passOut)) return nullptr;
   fe->parsedIR = printModule(*fe->module);

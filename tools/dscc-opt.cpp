@@ -4,6 +4,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "codegen/ModelPlan.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "passes/DefaultPipeline.h"
@@ -45,6 +46,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> passNames, printAfter;
   bool verifyDiags = false, split = false, listPasses = false;
   PipelineOptions opts;
+  // The planner asks the code generator what it can lower, as `dscc compile` does.
+  opts.kernelCheck = codegen::kernelLegality;
   app.add_option("file", input, "input .dsc file ('-' for stdin)");
   app.add_option("--pass", passNames, "run pass NAME (repeatable, in order)")->allow_extra_args(false);
   app.add_option("-o", output, "output file (default: stdout)");

@@ -1,0 +1,445 @@
+// The element generator: generic kernels of any ops, each element computed through the ops' index maps.
+#include "codegen/ElementGenerator.h"
+
+#include <limits>
+#include <map>
+#include <set>
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include "codegen/ElementOps.h"
+#include "codegen/Jit.h"
+#include "codegen/KernelLowering.h"
+#include "ir/IndexMap.h"
+
+namespace dscc::codegen {
+namespace {
+
+std::string err(const std::string& m) { return "codegen: " + m; }
+
+std::string nameOf(const Operation& op) { return op.results.empty() ? "?" : op.result()->name; }
+
+DimExpr numelOf(const Type& t) {
+  DimExpr n(1);
+  for (const DimExpr& d : t.dims) n = n * d;
+  return n;
+}
+
+// What a generic kernel needs to know before emitting: inputs, symbols, units.
+struct GenericPlan {
+  const Operation* fusion = nullptr;
+  KernelInterface iface;
+  std::map<const Value*, size_t> inputIndex;
+  std::map<const Value*, const Operation*> defOf;
+  std::vector<DimExpr> offsets;  // per result: its first unit
+};
+
+std::string plan(const Operation& f, GenericPlan& p) {
+  p.fusion = &f;
+  if (f.kind != OpKind::Fusion) return err("op '" + std::string(f.name()) + "' is not a fusion");
+  if (f.results.empty() || f.yields.size() != f.results.size()) return err("a kernel must yield its results");
+  std::set<std::string> symbols;
+  auto collect = [&](const Type& t) {
+    for (const DimExpr& d : t.dims) d.collectSymbols(symbols);
+  };
+  for (const Value* v : f.operands) {
+    if (!dtypeSupported(v->type.dtype))
+      return err("dtype " + std::string(dtypeName(v->type.dtype)) + " of operand %" + v->name + " is not supported");
+    p.inputIndex.emplace(v, p.iface.inputs.size());
+    p.iface.inputs.push_back(v->type);
+    collect(v->type);
+  }
+  DimExpr work(1);
+  for (const auto& op : f.body) {
+    for (const Value* v : op->operands)
+      if (!p.inputIndex.count(v) && !p.defOf.count(v))
+        return err("%" + v->name + " is used in the kernel body but is not a fusion operand");
+    switch (opPattern(*op)) {
+      case OpPattern::Elementwise: case OpPattern::Broadcast:
+        if (isElementwise(*op))
+          if (std::string why = checkElementwiseOp(*op); !why.empty()) return err(why);
+        break;
+      case OpPattern::Injective: break;
+      case OpPattern::Reduction: {
+        DimExpr n(1);
+        for (size_t a : reducedAxes(*op)) n = n * op->operands[0]->type.dims[a];
+        // The chunking estimate: the widest reduction's elements per output.
+        if (!(n.isConst() && n.constValue() == 1)) work = n;
+        break;
+      }
+      case OpPattern::Opaque:
+        return err("op '" + std::string(op->name()) + "' (%" + nameOf(*op) + ") cannot be part of a kernel");
+    }
+    if (op->kind == OpKind::Slice)
+      for (const SliceAxis& s : sliceAxes(*op)) {
+        s.start.collectSymbols(symbols);
+        s.end.collectSymbols(symbols);
+      }
+    for (const auto& r : op->results) {
+      if (!dtypeSupported(r->type.dtype))
+        return err("dtype " + std::string(dtypeName(r->type.dtype)) + " of %" + r->name + " is not supported");
+      p.defOf.emplace(r.get(), op.get());
+      collect(r->type);
+    }
+  }
+  DimExpr units(0);
+  for (size_t i = 0; i < f.results.size(); ++i) {
+    const Value* y = f.yields[i];
+    if (!p.inputIndex.count(y) && !p.defOf.count(y))
+      return err("yielded value %" + y->name + " is not defined in the kernel");
+    p.offsets.push_back(units);
+    units = units + numelOf(f.result(i)->type);
+    p.iface.outputs.push_back(f.result(i)->type);
+    collect(f.result(i)->type);
+  }
+  p.iface.symbols.assign(symbols.begin(), symbols.end());
+  p.iface.units = units;
+  p.iface.workPerUnit = work;
+  return "";
+}
+
+// Index arithmetic of ir/IndexMap.h as LLVM IR (i64; indices are non-negative).
+struct LlvmArith {
+  using V = llvm::Value*;
+  llvm::IRBuilderBase& b;
+  std::map<const Value*, std::vector<llvm::Value*>>& dims;
+  DimEmitter& exprs;
+  V c(int64_t v) { return b.getInt64(static_cast<uint64_t>(v)); }
+  V add(V x, V y) { return b.CreateAdd(x, y); }
+  V sub(V x, V y) { return b.CreateSub(x, y); }
+  V mul(V x, V y) { return b.CreateMul(x, y); }
+  V div(V x, V y) { return b.CreateUDiv(x, y); }
+  V rem(V x, V y) { return b.CreateURem(x, y); }
+  V lt(V x, V y) { return b.CreateICmpSLT(x, y); }
+  V eq(V x, V y) { return b.CreateICmpEQ(x, y); }
+  V select(V cnd, V x, V y) { return b.CreateSelect(cnd, x, y); }
+  V dim(const Value* v, size_t d) { return dims.at(v).at(d); }
+  // Every expression is emitted in the setup block first (see emitSetup), so
+  // this finds it in DimEmitter's cache and emits nothing here.
+  V expr(const DimExpr& e) { return exprs.emit(e); }
+};
+
+class Generator {
+ public:
+  Generator(const GenericPlan& p, llvm::IRBuilderBase& b) : p_(p), b_(b), ctx_(b.getContext()) {}
+
+  void emit(llvm::BasicBlock* entry, llvm::Value* inputs, llvm::Value* outputs, llvm::Value* sizes,
+            llvm::Value* begin, llvm::Value* end) {
+    entry_ = entry;
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    auto* setup = llvm::BasicBlock::Create(ctx_, "setup", fn);
+    auto* done = llvm::BasicBlock::Create(ctx_, "done", fn);
+    // An empty range touches no pointer, so callers may pass null buffers.
+    b_.CreateCondBr(b_.CreateICmpSLT(begin, end), setup, done);
+    b_.SetInsertPoint(setup);
+    DimEmitter dims(b_, sizes, p_.iface.symbols);
+    LlvmArith a{b_, dims_, dims};
+    arith_ = &a;
+    emitSetup(dims, inputs, outputs);
+    const Operation& f = *p_.fusion;
+    for (size_t i = 0; i < f.results.size(); ++i) {
+      llvm::Value* off = dims.emit(p_.offsets[i]);
+      llvm::Value* n = dims.emit(numelOf(f.result(i)->type));
+      llvm::Value* lo = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, begin, off);
+      llvm::Value* hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, b_.CreateAdd(off, n));
+      const Value* res = f.result(i);
+      DType dt = res->type.dtype;
+      forRange(lo, hi, "r" + std::to_string(i), [&](llvm::Value* flat) {
+        llvm::Value* local = b_.CreateSub(flat, off);
+        std::vector<llvm::Value*> idx = delinearize(a, res, local);
+        llvm::Value* v = gen(f.yields[i], idx);
+        storeElement(b_, dt, v, b_.CreateInBoundsGEP(storageType(ctx_, dt), out_[i], local));
+      });
+    }
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+  }
+
+ private:
+  using Index = std::vector<llvm::Value*>;
+  using Key = std::pair<const Value*, Index>;
+
+  void emitSetup(DimEmitter& dims, llvm::Value* inputs, llvm::Value* outputs) {
+    const Operation& f = *p_.fusion;
+    auto dimsOf = [&](const Value* v) {
+      std::vector<llvm::Value*>& d = dims_[v];
+      for (const DimExpr& e : v->type.dims) d.push_back(dims.emit(e));
+    };
+    llvm::Type* ptrTy = b_.getPtrTy();
+    for (size_t k = 0; k < f.operands.size(); ++k) {
+      dimsOf(f.operands[k]);
+      llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, inputs, k);
+      in_.push_back(b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "in." + f.operands[k]->name));
+    }
+    for (const auto& op : f.body) {
+      for (const auto& r : op->results) dimsOf(r.get());
+      if (op->kind == OpKind::Slice)
+        for (const SliceAxis& s : sliceAxes(*op)) dims.emit(s.start);
+    }
+    for (size_t i = 0; i < f.results.size(); ++i) {
+      dimsOf(f.result(i));
+      llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, outputs, i);
+      out_.push_back(b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "out." + f.result(i)->name));
+    }
+    for (size_t i = 0; i < f.results.size(); ++i) dims.emit(p_.offsets[i]);
+  }
+
+  // for (i = lo; i < hi; ++i) body(i), with its own memo scope.
+  template <class Body>
+  void forRange(llvm::Value* lo, llvm::Value* hi, const std::string& name, Body body) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* head = llvm::BasicBlock::Create(ctx_, name, fn);
+    auto* loop = llvm::BasicBlock::Create(ctx_, name + ".body", fn);
+    auto* exit = llvm::BasicBlock::Create(ctx_, name + ".end", fn);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, name + ".i");
+    i->addIncoming(lo, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(i, hi), loop, exit);
+    b_.SetInsertPoint(loop);
+    scopes_.emplace_back();
+    body(i);
+    scopes_.pop_back();
+    i->addIncoming(b_.CreateAdd(i, b_.getInt64(1), "", true, true), b_.GetInsertBlock());
+    b_.CreateBr(head);
+    b_.SetInsertPoint(exit);
+  }
+
+  llvm::Value* entryAlloca(llvm::Type* t, const std::string& name) {
+    llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
+    return eb.CreateAlloca(t, nullptr, name);
+  }
+
+  // The value of `v` at index `idx`, in register form.
+  llvm::Value* gen(const Value* v, const Index& idx) {
+    Key key{v, idx};
+    for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s)
+      if (auto it = s->find(key); it != s->end()) return it->second;
+    llvm::Value* r = compute(v, idx);
+    scopes_.back()[key] = r;
+    return r;
+  }
+
+  llvm::Value* load(const Value* v, const Index& idx) {
+    size_t k = p_.inputIndex.at(v);
+    llvm::Value* off = linearize(*arith_, v, idx);
+    llvm::Type* et = storageType(ctx_, v->type.dtype);
+    return loadElement(b_, v->type.dtype, b_.CreateInBoundsGEP(et, in_[k], off));
+  }
+
+  llvm::Value* compute(const Value* v, const Index& oi) {
+    if (p_.inputIndex.count(v)) return load(v, oi);
+    const Operation& op = *p_.defOf.at(v);
+    LlvmArith& a = *arith_;
+    const std::vector<DimExpr>& out = op.result()->type.dims;
+    switch (op.info().category) {
+      case OpCategory::Unary: case OpCategory::Cast: case OpCategory::Binary: case OpCategory::Logical:
+      case OpCategory::Compare: case OpCategory::Select: {
+        std::vector<llvm::Value*> args;
+        for (const Value* x : op.operands) args.push_back(gen(x, broadcastSource(a, x, out, oi)));
+        llvm::Value* r = emitElementwiseOp(b_, op, args);
+        r->setName(op.result()->name);
+        return r;
+      }
+      case OpCategory::BroadcastTo: return gen(op.operands[0], broadcastSource(a, op.operands[0], out, oi));
+      case OpCategory::Reshape: return gen(op.operands[0], reshapeSource(a, op, oi));
+      case OpCategory::Transpose: return gen(op.operands[0], transposeSource(a, op, oi));
+      case OpCategory::Slice: return gen(op.operands[0], sliceSource(a, op, oi));
+      case OpCategory::Gather: {
+        const Value* ix = op.operands[1];
+        llvm::Value* w = gen(ix, gatherIndexSource(a, op, oi));
+        w = b_.CreateSExt(w, b_.getInt64Ty());
+        return gen(op.operands[0], gatherDataSource(a, op, oi, w));
+      }
+      case OpCategory::Iota: {
+        llvm::Value* i = oi[opAxis(op, out.size())];
+        DType dt = op.result()->type.dtype;
+        llvm::Type* t = registerType(ctx_, dt);
+        if (isFloat(dt)) return roundToDType(b_, dt, b_.CreateSIToFP(i, t));
+        return b_.CreateTrunc(i, t);
+      }
+      case OpCategory::Concat: return concat(op, oi);
+      case OpCategory::Reduce: return reduce(op, oi);
+      case OpCategory::ArgMax: return argmax(op, oi);
+      default: break;
+    }
+    return llvm::PoisonValue::get(registerType(ctx_, op.result()->type.dtype));  // plan() refused these
+  }
+
+  // Operand k for the output rows in [off[k], off[k+1]) along the axis; a
+  // branch per operand, so no operand is read outside its bounds.
+  llvm::Value* concat(const Operation& op, const Index& oi) {
+    LlvmArith& a = *arith_;
+    size_t axis = opAxis(op, op.result()->type.rank());
+    Index off = concatOffsets(a, op);
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    auto* merge = llvm::BasicBlock::Create(ctx_, "concat.end", fn);
+    std::vector<std::pair<llvm::Value*, llvm::BasicBlock*>> in;
+    size_t n = op.operands.size();
+    for (size_t k = 0; k < n; ++k) {
+      llvm::BasicBlock* next = nullptr;
+      if (k + 1 < n) {
+        auto* take = llvm::BasicBlock::Create(ctx_, "concat.k" + std::to_string(k), fn);
+        next = llvm::BasicBlock::Create(ctx_, "concat.not" + std::to_string(k), fn);
+        b_.CreateCondBr(b_.CreateICmpSLT(oi[axis], off[k + 1]), take, next);
+        b_.SetInsertPoint(take);
+      }
+      scopes_.emplace_back();
+      llvm::Value* v = gen(op.operands[k], concatSource(a, op, off, k, oi));
+      scopes_.pop_back();
+      in.push_back({v, b_.GetInsertBlock()});
+      b_.CreateBr(merge);
+      if (next) b_.SetInsertPoint(next);
+    }
+    b_.SetInsertPoint(merge);
+    llvm::PHINode* phi = b_.CreatePHI(registerType(ctx_, op.result()->type.dtype), static_cast<unsigned>(n));
+    for (auto& [v, bb] : in) phi->addIncoming(v, bb);
+    return phi;
+  }
+
+  // A loop nest over the reduced axes; body(ivs) at the innermost level.
+  template <class Body>
+  void reducedLoops(const Operation& op, Body body) {
+    std::vector<size_t> axes = reducedAxes(op);
+    Index ivs(axes.size());
+    std::function<void(size_t)> level = [&](size_t k) {
+      if (k == axes.size()) {
+        body(ivs);
+        return;
+      }
+      llvm::Value* n = arith_->dim(op.operands[0], axes[k]);
+      forRange(b_.getInt64(0), n, "red." + op.result()->name + "." + std::to_string(k), [&](llvm::Value* i) {
+        ivs[k] = i;
+        level(k + 1);
+      });
+    };
+    level(0);
+  }
+
+  llvm::Value* reduce(const Operation& op, const Index& oi) {
+    DType in = op.operands[0]->type.dtype, dt = op.result()->type.dtype;
+    bool fl = isFloat(in);
+    bool mx = op.kind == OpKind::ReduceMax, mn = op.kind == OpKind::ReduceMin;
+    llvm::Type* acc = fl ? ((mx || mn) ? registerType(ctx_, in) : b_.getDoubleTy()) : b_.getInt64Ty();
+    llvm::Value* slot = entryAlloca(acc, "acc." + op.result()->name);
+    llvm::Value* init;
+    if (fl) {
+      double inf = std::numeric_limits<double>::infinity();
+      init = llvm::ConstantFP::get(acc, mx ? -inf : mn ? inf : op.kind == OpKind::ReduceProd ? 1.0 : 0.0);
+    } else if (mx || mn) {
+      unsigned bits = in == DType::I1 ? 1 : registerType(ctx_, in)->getIntegerBitWidth();
+      llvm::APInt v = bits == 1 ? llvm::APInt(64, mx ? 0 : 1)
+                                : (mx ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getSignedMaxValue(bits));
+      init = b_.getInt64(static_cast<uint64_t>(bits == 1 ? v.getZExtValue() : v.getSExtValue()));
+    } else {
+      init = b_.getInt64(op.kind == OpKind::ReduceProd ? 1 : 0);
+    }
+    b_.CreateStore(init, slot);
+    reducedLoops(op, [&](const Index& ivs) {
+      llvm::Value* x = gen(op.operands[0], reductionSource(*arith_, op, oi, ivs));
+      if (x->getType() != acc)
+        x = fl ? b_.CreateFPExt(x, acc) : in == DType::I1 ? b_.CreateZExt(x, acc) : b_.CreateSExt(x, acc);
+      llvm::Value* s = b_.CreateLoad(acc, slot);
+      llvm::Value* r;
+      switch (op.kind) {
+        case OpKind::ReduceMax:
+          r = b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::maximum : llvm::Intrinsic::smax, s, x);
+          break;
+        case OpKind::ReduceMin:
+          r = b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::minimum : llvm::Intrinsic::smin, s, x);
+          break;
+        case OpKind::ReduceProd: r = fl ? b_.CreateFMul(s, x) : b_.CreateMul(s, x); break;
+        default: r = fl ? b_.CreateFAdd(s, x) : b_.CreateAdd(s, x); break;
+      }
+      b_.CreateStore(r, slot);
+    });
+    llvm::Value* s = b_.CreateLoad(acc, slot);
+    if (op.kind == OpKind::ReduceMean) {
+      llvm::Value* count = b_.getInt64(1);
+      for (size_t ax : reducedAxes(op)) count = b_.CreateMul(count, arith_->dim(op.operands[0], ax));
+      if (fl) {
+        s = b_.CreateFDiv(s, b_.CreateSIToFP(count, acc));  // 0/0: NaN, as numpy
+      } else {
+        llvm::Value* zero = b_.CreateICmpEQ(count, b_.getInt64(0));
+        llvm::Value* q = b_.CreateSDiv(s, b_.CreateSelect(zero, b_.getInt64(1), count));
+        s = b_.CreateSelect(zero, b_.getInt64(0), q);
+      }
+    }
+    llvm::Type* t = registerType(ctx_, dt);
+    if (isFloat(dt)) return roundToDType(b_, dt, s->getType() == t ? s : b_.CreateFPCast(s, t));
+    if (s->getType() == t) return s;
+    if (dt == DType::I1) return b_.CreateICmpNE(s, b_.getInt64(0));
+    return b_.CreateTrunc(s, t);
+  }
+
+  llvm::Value* argmax(const Operation& op, const Index& oi) {
+    DType in = op.operands[0]->type.dtype;
+    bool fl = isFloat(in);
+    llvm::Type* vt = registerType(ctx_, in);
+    llvm::Value* best = entryAlloca(vt, "best." + op.result()->name);
+    llvm::Value* at = entryAlloca(b_.getInt64Ty(), "at." + op.result()->name);
+    b_.CreateStore(llvm::Constant::getNullValue(vt), best);
+    b_.CreateStore(b_.getInt64(0), at);
+    reducedLoops(op, [&](const Index& ivs) {
+      llvm::Value* x = gen(op.operands[0], reductionSource(*arith_, op, oi, ivs));
+      llvm::Value* bv = b_.CreateLoad(vt, best);
+      llvm::Value* first = b_.CreateICmpEQ(ivs[0], b_.getInt64(0));
+      llvm::Value* better;
+      if (fl) {
+        // The first NaN is the maximum and stays it (numpy).
+        llvm::Value* bvNaN = b_.CreateFCmpUNO(bv, bv);
+        llvm::Value* xNaN = b_.CreateFCmpUNO(x, x);
+        better = b_.CreateAnd(b_.CreateNot(bvNaN), b_.CreateOr(xNaN, b_.CreateFCmpOGT(x, bv)));
+      } else {
+        better = in == DType::I1 ? b_.CreateICmpUGT(x, bv) : b_.CreateICmpSGT(x, bv);
+      }
+      llvm::Value* take = b_.CreateOr(first, better);
+      b_.CreateStore(b_.CreateSelect(take, x, bv), best);
+      b_.CreateStore(b_.CreateSelect(take, ivs[0], b_.CreateLoad(b_.getInt64Ty(), at)), at);
+    });
+    llvm::Value* r = b_.CreateLoad(b_.getInt64Ty(), at);
+    llvm::Type* t = registerType(ctx_, op.result()->type.dtype);
+    return t == r->getType() ? r : b_.CreateTrunc(r, t);
+  }
+
+  const GenericPlan& p_;
+  llvm::IRBuilderBase& b_;
+  llvm::LLVMContext& ctx_;
+  llvm::BasicBlock* entry_ = nullptr;
+  LlvmArith* arith_ = nullptr;
+  std::map<const Value*, std::vector<llvm::Value*>> dims_;
+  std::vector<llvm::Value*> in_, out_;
+  std::vector<std::map<Key, llvm::Value*>> scopes_{1};
+};
+
+}  // namespace
+
+std::string describeGenericKernel(const Operation& fusion, KernelInterface& out) {
+  GenericPlan p;
+  std::string e = plan(fusion, p);
+  if (e.empty()) out = p.iface;
+  return e;
+}
+
+LoweredKernel lowerGenericKernel(const Operation& fusion, CodeModule& m, const std::string& name,
+                                 const KernelVariant&) {
+  LoweredKernel res;
+  GenericPlan p;
+  res.error = plan(fusion, p);
+  if (!res.error.empty()) return res;
+  llvm::Function* fn = createKernelFunction(m, name, &res.error);
+  if (!fn) return res;
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(m.context(), "entry", fn));
+  Generator(p, b).emit(&fn->getEntryBlock(), fn->getArg(0), fn->getArg(1), fn->getArg(2), fn->getArg(3),
+                       fn->getArg(4));
+  b.CreateRetVoid();
+  res.fn = fn;
+  res.iface = p.iface;
+  return res;
+}
+
+}  // namespace dscc::codegen
