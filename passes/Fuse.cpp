@@ -19,10 +19,12 @@ bool isFreeOp(const Operation& op, const std::set<const Operation*>& freeSet) {
     case OpKind::Constant: case OpKind::Dim: case OpKind::Check: case OpKind::Reshape: return true;
     default: break;
   }
-  // Scalar math on shapes and constants (cast of a dim) is host arithmetic.
-  if (op.results.size() == 1 && op.result()->type.rank() == 0) {
+  // Scalar math on shapes and constants (cast of a dim) is host arithmetic;
+  // a reduction or a reshape of kernel data is not.
+  if (op.results.size() == 1 && op.result()->type.rank() == 0 && opPattern(op) <= OpPattern::Broadcast &&
+      op.kind != OpKind::BroadcastTo) {
     for (const Value* v : op.operands)
-      if (!v->def || !freeSet.count(v->def)) return false;
+      if (!v->def || !freeSet.count(v->def) || v->type.rank() != 0 || v->def->kind == OpKind::Reshape) return false;
     return true;
   }
   return false;
@@ -143,7 +145,8 @@ struct Planner {
           if (group.count(op) && group[op] == l) ops.push_back(op);
         bool ok = true;
         for (Operation* op : ops) {
-          if (classify(*op, freeOps) != Cls::Elementwise || !same(numel(op->result()->type), numel(out))) {
+          if (classify(*op, freeOps) != Cls::Elementwise || opPattern(*op) > OpPattern::Broadcast ||
+              op->kind == OpKind::BroadcastTo || !same(numel(op->result()->type), numel(out))) {
             ok = false;
             break;
           }

@@ -1,0 +1,480 @@
+#!/usr/bin/python3
+"""Random valid programs, compiled and run against the reference interpreter: the main correctness test of codegen.
+
+Usage: /usr/bin/python3 test/numeric/random_programs.py PATH/TO/dscc [--seed S] [--count N] [-j JOBS]
+       [--target cpu|cuda:sm_90] [--keep DIR] [-v]
+
+Each program is drawn from a seeded generator (program k of seed S is always
+the same text) over every op of ir/Ops.def a kernel can hold, with symbolic
+dims and `where` facts: unary and binary elementwise ops, broadcasting against
+size-1 and rank-lower operands, select with masks, reductions (sum, max, min,
+mean, prod) over random axis sets with and without keepdims, argmax, transpose,
+reshape that merges, splits, inserts and drops dims, slice with negative
+bounds and steps (constant and symbolic dims), concat, gather with negative
+indices, iota, broadcast_to, casts, softmax / log_softmax / layer_norm on any
+axis, and matmul with batch broadcasting; chains of these.
+
+cpu: every program is compiled once (`dscc compile`); it must compile (any
+refusal fails the test). It then runs at 4 to 6 sizes (every symbol at the low
+end of its range, 0 where the range allows, 1, the high end, 7/8/9 around the
+vector width, and a random draw) on random inputs written here (floats uniform
+in [-1, 1), gather indices uniform in [-D, D)), with `dscc run --check`
+against the interpreter: |compiled - interpreter| <= 1e-5 + 1e-5 * |interpreter|
+for f32 results (exact for integer results), equal shapes and NaN-ness.
+
+cuda:sm_90: every program must compile for the GPU (PTX assembled by ptxas
+where the toolkit is present); running needs a GPU, so only compilation is
+checked here.
+
+Prints one line per failing program (with the seed and the file kept under
+--keep) and a summary; exits 1 on any failure.
+"""
+
+import argparse
+import concurrent.futures
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+UNARY = ["neg", "abs", "tanh", "sigmoid", "sin", "cos", "relu", "erf", "floor", "ceil"]
+BINARY = ["add", "sub", "mul", "max", "min"]
+REDUCE = ["reduce_sum", "reduce_max", "reduce_min", "reduce_mean", "reduce_prod"]
+COMPARE = ["gt", "lt", "ge", "le", "eq", "ne"]
+LIBDEVICE = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
+SYMBOLS = [("N", 1, 17), ("M", 1, 9)]
+
+
+def atom(d):
+    return d if d.isidentifier() or d.lstrip("-").isdigit() else "(" + d + ")"
+
+
+def mul_dims(a, b):
+    if a == "1":
+        return b
+    if b == "1":
+        return a
+    return atom(a) + "*" + atom(b)
+
+
+class Gen:
+    """One random program."""
+
+    def __init__(self, seed):
+        self.r = random.Random(seed)
+        self.args = []      # (name, dtype, dims, kind) kind: data | index(D-expr)
+        self.lines = []
+        self.pool = []      # (name, dims) f32 values
+        self.ints = []      # (name, dims) i64 values
+        self.n = 0
+        self.syms = {}
+        self.uses_empty_reduce = False
+        # Ranges: N may start at 0 in some programs (checked at 0 then).
+        zero = self.r.random() < 0.3
+        for s, lo, hi in SYMBOLS:
+            self.syms[s] = (0 if zero and s == "N" else lo, hi)
+
+    def fresh(self, p="v"):
+        self.n += 1
+        return "%s%d" % (p, self.n)
+
+    def dim(self):
+        x = self.r.random()
+        if x < 0.35:
+            return "N"
+        if x < 0.55:
+            return "M"
+        return str(self.r.choice([1, 2, 3, 4, 5, 6, 8]))
+
+    def positive(self, d):
+        """True when dim d is >= 1 at every size of the ranges."""
+        if d.isdigit():
+            return int(d) >= 1
+        if d in self.syms:
+            return self.syms[d][0] >= 1
+        return False
+
+    def arg(self, dims, dtype="f32", kind="data", pool=False):
+        name = self.fresh("a")
+        self.args.append((name, dtype, dims, kind))
+        if pool:
+            self.pool.append((name, dims))
+        return name
+
+    def emit(self, text, dims, name=None, pool=True):
+        name = name or self.fresh()
+        self.lines.append("  %%%s = %s" % (name, text))
+        if pool:
+            self.pool.append((name, dims))
+        return name
+
+    def pick(self):
+        # Recent values more often, so chains grow.
+        k = len(self.pool)
+        i = max(0, k - 1 - int(self.r.expovariate(0.5)))
+        return self.pool[i]
+
+    def partner(self, dims, exclude=None):
+        """A value that broadcasts with dims: same shape, size-1 dims, lower rank, or a scalar."""
+        same = [v for v in self.pool if v[1] == dims and v[0] != exclude]
+        x = self.r.random()
+        if same and x < 0.35:
+            return self.r.choice(same)[0], dims
+        if x < 0.5:
+            return self.emit("constant %.3f : f32[]" % self.r.uniform(-2, 2), [], pool=False), []
+        drop = self.r.randint(0, len(dims)) if dims else 0
+        nd = [("1" if self.r.random() < 0.3 else d) for d in dims[drop:]]
+        return self.arg(nd), nd
+
+    # ------------------------------------------------------------ ops
+
+    def op(self):
+        x, dims = self.pick()
+        choices = ["unary", "binary", "binary", "reduce", "transpose", "reshape", "slice", "concat",
+                   "gather", "iota", "select", "softmax", "layer_norm", "matmul", "argmax", "broadcast",
+                   "cast", "exp"]
+        kind = self.r.choice(choices)
+        getattr(self, "op_" + kind)(x, dims)
+
+    def op_unary(self, x, dims):
+        self.emit("%s %%%s" % (self.r.choice(UNARY), x), dims)
+
+    def op_exp(self, x, dims):
+        t = self.emit("tanh %%%s" % x, dims, pool=False)
+        self.emit("exp %%%s" % t, dims)
+
+    def op_binary(self, x, dims):
+        y, ydims = self.partner(dims, x)
+        out = dims if len(dims) >= len(ydims) else ydims
+        a, b = (x, y) if self.r.random() < 0.7 else (y, x)
+        self.emit("%s %%%s, %%%s" % (self.r.choice(BINARY), a, b), out)
+
+    def op_select(self, x, dims):
+        y, ydims = self.partner(dims, x)
+        c = self.emit("%s %%%s, %%%s" % (self.r.choice(COMPARE), x, y), dims, pool=False)
+        z, _ = self.partner(dims)
+        self.emit("select %%%s, %%%s, %%%s" % (c, x, z), dims)
+
+    def axes_subset(self, rank):
+        k = self.r.randint(1, rank)
+        return sorted(self.r.sample(range(rank), k))
+
+    def op_reduce(self, x, dims):
+        if not dims:
+            return self.op_unary(x, dims)
+        axes = self.axes_subset(len(dims))
+        keep = self.r.random() < 0.5
+        kind = self.r.choice(REDUCE)
+        if kind in ("reduce_max", "reduce_min") and not all(self.positive(dims[a]) for a in axes):
+            kind = "reduce_sum"
+        out = [("1" if i in axes else d) for i, d in enumerate(dims)] if keep else \
+              [d for i, d in enumerate(dims) if i not in axes]
+        neg = self.r.random() < 0.3
+        ax = ", ".join(str(a - len(dims) if neg else a) for a in axes)
+        self.emit("%s %%%s {axes = [%s]%s}" % (kind, x, ax, ", keepdims = true" if keep else ""), out)
+
+    def op_argmax(self, x, dims):
+        ok = [i for i, d in enumerate(dims) if self.positive(d)]
+        if not ok:
+            return self.op_unary(x, dims)
+        a = self.r.choice(ok)
+        keep = self.r.random() < 0.4
+        out = [("1" if i == a else d) for i, d in enumerate(dims)] if keep else \
+              [d for i, d in enumerate(dims) if i != a]
+        m = self.emit("argmax %%%s {axis = %d%s}" % (x, a, ", keepdims = true" if keep else ""), out, pool=False)
+        self.ints.append((m, out))
+        if self.r.random() < 0.6:
+            self.emit("cast %%%s {to = f32}" % m, out)
+
+    def op_cast(self, x, dims):
+        t = self.emit("cast %%%s {to = f64}" % x, dims, pool=False)
+        u = self.emit("mul %%%s, %%%s" % (t, t), dims, pool=False)
+        self.emit("cast %%%s {to = f32}" % u, dims)
+
+    def op_transpose(self, x, dims):
+        if len(dims) < 2:
+            return self.op_unary(x, dims)
+        perm = list(range(len(dims)))
+        while perm == sorted(perm):
+            self.r.shuffle(perm)
+        self.emit("transpose %%%s {perm = [%s]}" % (x, ", ".join(map(str, perm))), [dims[p] for p in perm])
+
+    def typ(self, dims, dt="f32"):
+        return "%s[%s]" % (dt, ", ".join(dims))
+
+    def op_reshape(self, x, dims):
+        r = self.r.random()
+        nd = list(dims)
+        if r < 0.35 and len(dims) >= 2:
+            i = self.r.randrange(len(dims) - 1)
+            nd[i:i + 2] = [mul_dims(dims[i], dims[i + 1])]
+        elif r < 0.6:
+            consts = [i for i, d in enumerate(dims) if d.isdigit() and int(d) in (4, 6, 8)]
+            if consts:
+                i = self.r.choice(consts)
+                c = int(dims[i])
+                f = 2
+                nd[i:i + 1] = [str(f), str(c // f)]
+            else:
+                nd.insert(self.r.randint(0, len(dims)), "1")
+        elif r < 0.8:
+            nd.insert(self.r.randint(0, len(dims)), "1")
+        else:
+            ones = [i for i, d in enumerate(dims) if d == "1"]
+            if ones:
+                del nd[self.r.choice(ones)]
+            elif dims:
+                nd = ["?"]
+                flat = "1"
+                for d in dims:
+                    flat = mul_dims(flat, d)
+                self.emit("reshape %%%s : %s" % (x, self.typ(nd)), [flat])
+                return
+        self.emit("reshape %%%s : %s" % (x, self.typ(nd)), nd)
+
+    def op_slice(self, x, dims):
+        if not dims:
+            return self.op_unary(x, dims)
+        a = self.r.randrange(len(dims))
+        d = dims[a]
+        nd = list(dims)
+        if d.isdigit():
+            D = int(d)
+            step = self.r.choice([1, 1, 2, -1, -2, 3])
+            start = self.r.randint(-D - 2, D + 2)
+            end = self.r.randint(-D - 2, D + 2)
+            length = len(range(D)[slice(start, end, step)])
+            if length == 0:
+                start, end, step = 0, D, 1
+                length = D
+            nd[a] = str(length)
+            self.emit("slice %%%s {axes = [%d], starts = [%d], ends = [%d], steps = [%d]}" % (x, a, start, end, step), nd)
+            return
+        form = self.r.random()
+        if form < 0.4 or not self.positive(d):
+            # Reversed: every element, last first.
+            self.emit("slice %%%s {axes = [%d], starts = [-1], ends = [-1000000], steps = [-1]}" % (x, a), nd)
+        elif form < 0.7:
+            nd[a] = d + "-1"
+            self.emit("slice %%%s {axes = [%d], starts = [1], ends = [1000000]}" % (x, a), nd)
+        else:
+            nd[a] = d + "-1"
+            self.emit("slice %%%s {axes = [%d], starts = [0], ends = [-1]}" % (x, a), nd)
+
+    def op_concat(self, x, dims):
+        if not dims:
+            return self.op_unary(x, dims)
+        a = self.r.randrange(len(dims))
+        others = [v for v in self.pool if len(v[1]) == len(dims) and v[0] != x and
+                  all(v[1][i] == dims[i] for i in range(len(dims)) if i != a)]
+        nd = list(dims)
+        if others and self.r.random() < 0.6:
+            y, yd = self.r.choice(others)
+            nd[a] = atom(dims[a]) + "+" + atom(yd[a])
+            self.emit("concat %%%s, %%%s {axis = %d}" % (x, y, a), nd)
+        else:
+            extra = [str(self.r.choice([1, 2, 3])) if i == a else d for i, d in enumerate(dims)]
+            y = self.arg(extra)
+            nd[a] = atom(dims[a]) + "+" + extra[a]
+            self.emit("concat %%%s, %%%s, %%%s {axis = %d}" % (y, x, y, a), [d if i != a else atom(dims[a]) + "+" + str(2 * int(extra[a])) for i, d in enumerate(dims)])
+
+    def op_gather(self, x, dims):
+        ok = [i for i, d in enumerate(dims) if self.positive(d)]
+        if not ok:
+            return self.op_unary(x, dims)
+        a = self.r.choice(ok)
+        idims = self.r.choice([["M"], ["3"], ["2", "M"], []])
+        ix = self.arg(idims, "i64", ("index", dims[a]))
+        self.emit("gather %%%s, %%%s {axis = %d}" % (x, ix, a), dims[:a] + idims + dims[a + 1:])
+
+    def op_iota(self, x, dims):
+        if not dims:
+            return self.op_unary(x, dims)
+        a = self.r.randrange(len(dims))
+        i = self.emit("iota {axis = %d} : %s" % (a, self.typ(dims)), dims, pool=False)
+        self.emit("add %%%s, %%%s" % (x, i), dims)
+
+    def arg_symbols(self):
+        return {d for _, _, dims, _ in self.args for d in dims if d.isidentifier()}
+
+    def bound_dim(self):
+        d = self.dim()
+        return d if not d.isidentifier() or d in self.arg_symbols() else "3"
+
+    def op_broadcast(self, x, dims):
+        nd = [self.bound_dim()] + [(self.bound_dim() if d == "1" and self.r.random() < 0.5 else d) for d in dims]
+        if len(nd) > 4:
+            return self.op_unary(x, dims)
+        self.emit("broadcast_to %%%s : %s" % (x, self.typ(nd)), nd)
+
+    def op_softmax(self, x, dims):
+        if not dims:
+            return self.op_unary(x, dims)
+        a = self.r.randrange(len(dims))
+        if not self.positive(dims[a]):
+            return self.op_unary(x, dims)
+        kind = self.r.choice(["softmax", "log_softmax"])
+        self.emit("%s %%%s {axis = %d}" % (kind, x, a - len(dims) if self.r.random() < 0.5 else a), dims)
+
+    def op_layer_norm(self, x, dims):
+        if not dims:
+            return self.op_unary(x, dims)
+        a = self.r.randrange(len(dims))
+        tail = dims[a:]
+        # Rows of equal elements (a broadcast) normalise rounding noise; a
+        # full-size random term keeps the problem well conditioned.
+        x = self.emit("add %%%s, %%%s" % (x, self.arg(dims)), dims, pool=False)
+        g = self.arg(tail)
+        b = self.arg([tail[-1]]) if self.r.random() < 0.5 else self.arg(tail)
+        self.emit("layer_norm %%%s, %%%s, %%%s {axis = %d, epsilon = 0.00001}" % (x, g, b, a), dims)
+
+    def op_matmul(self, x, dims):
+        if len(dims) < 2 or len(dims) > 3:
+            return self.op_unary(x, dims)
+        k = dims[-1]
+        n = self.r.choice(["3", "5", "M"])
+        if self.r.random() < 0.5 or len(dims) == 3:
+            w = self.arg([k, n])
+            out = dims[:-1] + [n]
+        else:
+            t = self.r.choice(["2", "M"])
+            w = self.arg([t, k, n])
+            out = [t] + dims[:-1] + [n]
+        self.emit("matmul %%%s, %%%s" % (x, w), out)
+
+    def program(self):
+        rank = self.r.randint(1, 3)
+        first = [self.dim() for _ in range(rank)]
+        first[self.r.randrange(rank)] = self.r.choice(["N", "M"])
+        self.arg(first, pool=True)
+        if self.r.random() < 0.5:
+            self.arg([self.dim() for _ in range(self.r.randint(1, 3))], pool=True)
+        for _ in range(self.r.randint(2, 7)):
+            self.op()
+        outs = [self.pool[-1]]
+        for v in self.r.sample(self.pool, min(2, len(self.pool))):
+            if v not in outs and self.r.random() < 0.5 and not v[0].startswith("a"):
+                outs.append(v)
+        if self.ints and self.r.random() < 0.5:
+            outs.append(self.ints[-1] + ("i64",))
+        rets, types = [], []
+        for o in outs:
+            rets.append("%" + o[0])
+            types.append(("i64" if len(o) > 2 else "f32") + "[%s]" % ", ".join("?" for _ in o[1]))
+        used = set()
+        text = "\n".join(self.lines)
+        for s in self.syms:
+            used.add(s)
+        params = ", ".join("%%%s: %s[%s]" % (n, dt, ", ".join(d)) for n, dt, d, _ in self.args)
+        facts = ", ".join("%s in [%d, %d]" % (s, lo, hi) for s, (lo, hi) in self.syms.items()
+                          if s in self.arg_symbols())
+        return ("func @main(%s) -> (%s)\n    where %s {\n%s\n  return %s\n}\n" %
+                (params, ", ".join(types), facts, text, ", ".join(rets)))
+
+
+def evaluate(d, sizes):
+    return int(eval(d, {"__builtins__": {}}, dict(sizes)))
+
+
+def size_sets(g, r):
+    """Sizes to run: the low ends, 0 where allowed, 1, the high ends, around 8, and a random draw."""
+    syms = {s: v for s, v in g.syms.items() if s in g.arg_symbols()}
+    sets = [{s: lo for s, (lo, hi) in syms.items()},
+            {s: max(1, lo) for s, (lo, hi) in syms.items()},
+            {s: hi for s, (lo, hi) in syms.items()},
+            {s: min(hi, max(lo, r.choice([7, 8, 9]))) for s, (lo, hi) in syms.items()},
+            {s: r.randint(lo, hi) for s, (lo, hi) in syms.items()}]
+    out = []
+    for s in sets:
+        if s not in out:
+            out.append(s)
+    return out
+
+
+def run_one(dscc, seed, k, target, keep, verbose):
+    g = Gen(seed * 1000003 + k)
+    text = g.program()
+    tag = "seed %d program %d" % (seed, k)
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "p.dsc")
+        open(src, "w").write(text)
+        so = os.path.join(tmp, "p.so")
+        cmd = [dscc, "compile", src, "-o", so]
+        if target != "cpu":
+            cmd.append("--target=" + target)
+        c = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        if c.returncode != 0:
+            return fail(tag, "compile failed:\n" + c.stderr.strip(), text, keep, k)
+        if target != "cpu":
+            return True, tag, 0
+        r = random.Random(seed * 7919 + k)
+        runs = 0
+        for sizes in size_sets(g, r):
+            rng = np.random.default_rng(seed * 131 + k * 17 + runs)
+            ins = []
+            for name, dt, dims, kind in g.args:
+                shape = [evaluate(d, sizes) for d in dims]
+                if kind == "data":
+                    a = rng.uniform(-1, 1, size=shape).astype(np.float32)
+                else:
+                    D = evaluate(kind[1], sizes)
+                    a = rng.integers(-D, D, size=shape).astype(np.int64)
+                p = os.path.join(tmp, name + ".npy")
+                np.save(p, a)
+                ins += ["-i", "%s=%s" % (name, p)]
+            cmd = [dscc, "run", so, "--check", "--atol", "1e-5", "--rtol", "1e-5"] + ins
+            c = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            runs += 1
+            if c.returncode != 0 or "check: ok" not in c.stdout:
+                return fail(tag, "at %s:\n%s%s" % (sizes, c.stdout[-2000:], c.stderr[-2000:]), text, keep, k)
+        if verbose:
+            print("ok   %s (%d sizes)" % (tag, runs), flush=True)
+        return True, tag, runs
+
+
+def fail(tag, why, text, keep, k):
+    where = ""
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        path = os.path.join(keep, "p%d.dsc" % k)
+        open(path, "w").write(text)
+        where = " (kept: %s)" % path
+    print("FAIL %s%s: %s" % (tag, where, why), flush=True)
+    return False, tag, 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dscc")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--count", type=int, default=300)
+    ap.add_argument("--first", type=int, default=0)
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--target", default="cpu")
+    ap.add_argument("--keep", default="")
+    ap.add_argument("--print", action="store_true", help="print program K (--first) and exit")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    a = ap.parse_args()
+    if a.print:
+        print(Gen(a.seed * 1000003 + a.first).program())
+        return 0
+    if a.target != "cpu" and not os.path.exists(LIBDEVICE):
+        print("random programs: skipped: %s not found (the CUDA toolkit compiles math for the GPU)" % LIBDEVICE)
+        return 77
+    ks = range(a.first, a.first + a.count)
+    bad = 0
+    runs = 0
+    with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
+        for ok, tag, n in ex.map(lambda k: run_one(a.dscc, a.seed, k, a.target, a.keep, a.verbose), ks):
+            bad += not ok
+            runs += n
+    print("random programs (%s, seed %d): %d compiled and checked at %d sizes; %d passed, %d failed" %
+          (a.target, a.seed, len(ks), runs, len(ks) - bad, bad))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
