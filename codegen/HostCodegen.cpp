@@ -97,6 +97,7 @@ class HostEmitter {
 
  public:
   CodeModule* owner_ = nullptr;
+  std::string sourceDir_;
 
  private:
   // ---- runtime declarations --------------------------------------------
@@ -659,6 +660,11 @@ class HostEmitter {
     for (const DimExpr& d : t.dims)
       if (!d.isConst())
         return "codegen: constant %" + op.result()->name + " of symbolic shape " + t.str() + " is not supported yet";
+    // File constants were read and checked by the frontend (loadFileConstants),
+    // with the program's diagnostics; codegen never reads files.
+    const Attribute* value = op.attr("value");
+    if (value && value->kind == Attribute::Kind::File && !value->data)
+      return "codegen: constant file '" + value->s + "' of %" + op.result()->name + " was not loaded";
     DimBindings env;
     std::ostringstream sink;
     SourceMgr sm;
@@ -973,6 +979,7 @@ class HostEmitter {
       g->setAlignment(llvm::Align(1));
     };
     addString("dscc_model_source", source);
+    addString("dscc_model_source_dir", sourceDir_);
     addString("dscc_model_entry", f_.name);
     addString("dscc_model_target", gpu_ ? gpu_->target : "cpu");
     llvm::GlobalAlias::create(llvm::GlobalValue::ExternalLinkage, "dscc_model_run", hostFn_);
@@ -1011,9 +1018,11 @@ class HostEmitter {
 
 }  // namespace
 
-std::string emitModel(const ModelPlan& plan, const std::string& source, CodeModule& m, const GpuArtifact* gpu) {
+std::string emitModel(const ModelPlan& plan, const std::string& source, CodeModule& m, const GpuArtifact* gpu,
+                      const std::string& sourceDir) {
   HostEmitter e(plan, m, gpu);
   e.owner_ = &m;
+  e.sourceDir_ = sourceDir;
   return e.emit(source);
 }
 

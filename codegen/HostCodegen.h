@@ -35,11 +35,13 @@ struct GpuArtifact {
 
 /// Emits the model planned in `plan` into `m`: kernels (internal linkage) and
 /// the exported host function and data. `source` is the program text stored
-/// in the artifact. With `gpu`, the host function works on device buffers and
+/// in the artifact, `sourceDir` (exported as `dscc_model_source_dir`) the
+/// folder its relative `constant file(...)` paths name, for `dscc run --check`.
+/// With `gpu`, the host function works on device buffers and
 /// launches the GPU kernels of `gpu` instead (docs/gpu.md). Returns "" or an
 /// error (an op the host code cannot run).
 std::string emitModel(const ModelPlan& plan, const std::string& source, CodeModule& m,
-                      const GpuArtifact* gpu = nullptr);
+                      const GpuArtifact* gpu = nullptr, const std::string& sourceDir = "");
 
 /// Lowers version `v` of kernel `k` (with the CPU calling convention of
 /// codegen/Kernel.h) to function `name` in `m`, whatever its kind.

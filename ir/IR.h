@@ -57,6 +57,8 @@ struct Type {
   bool operator!=(const Type& o) const { return !(*this == o); }
 };
 
+struct Tensor;
+
 /// An attribute value.
 struct Attribute {
   enum class Kind {
@@ -74,6 +76,9 @@ struct Attribute {
   DimExpr dim;
   std::vector<Attribute> list;
   Location loc;
+  /// File: the file's contents once read (loadFileConstants); codegen and the
+  /// interpreter use them instead of reading the file again.
+  std::shared_ptr<const Tensor> data;
 
   static Attribute makeInt(int64_t v) { Attribute a; a.kind = Kind::Int; a.i = v; return a; }
   static Attribute makeFloat(double v) { Attribute a; a.kind = Kind::Float; a.f = v; return a; }

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "ir/InterpInternal.h"
+#include "ir/Interpreter.h"
 #include "ir/Npy.h"
 
 namespace dscc::interp {
@@ -314,6 +315,16 @@ bool runConstant(OpCtx& c, std::vector<Tensor>& out) {
   if (!v) return c.fail("constant has no value");
   const Type& t = c.op.result()->type;
 
+  if (v->kind == Attribute::Kind::File && v->data) {
+    std::vector<std::optional<int64_t>> dims;
+    if (!c.typeShape(0, dims)) return false;
+    const Tensor& d = *v->data;
+    bool match = d.dtype == t.dtype && d.rank() == dims.size();
+    for (size_t k = 0; match && k < dims.size(); ++k) match = !dims[k] || *dims[k] == d.shape[k];
+    if (!match) return c.fail("constant file '" + v->s + "' holds " + d.typeStr() + " but the type says " + t.str());
+    out.push_back(d);
+    return true;
+  }
   if (v->kind == Attribute::Kind::File) {
     std::filesystem::path p(v->s);
     int file = c.op.loc.file >= 0 ? c.op.loc.file : v->loc.file;
@@ -376,3 +387,35 @@ bool runDim(OpCtx& c, std::vector<Tensor>& out) {
 }
 
 }  // namespace dscc::interp
+
+namespace dscc {
+
+bool loadFileConstants(Module& m, DiagEngine& diags, const std::string& baseDir) {
+  bool ok = true;
+  for (auto& f : m.funcs)
+    walkOps(f->ops, [&](Operation& op) {
+      if (op.kind != OpKind::Constant || op.results.size() != 1) return;
+      const Attribute* v = op.attr("value");
+      if (!v || v->kind != Attribute::Kind::File || v->data) return;
+      Attribute a = *v;
+      if (!baseDir.empty() && std::filesystem::path(a.s).is_relative()) {
+        Attribute resolved = a;
+        resolved.s = (std::filesystem::path(baseDir) / a.s).string();
+        op.setAttr("value", resolved);
+      }
+      DimBindings env;
+      interp::OpCtx c{op, {}, env, diags};
+      std::vector<Tensor> out;
+      bool read = interp::runConstant(c, out) && !out.empty();
+      op.setAttr("value", a);
+      if (!read) {
+        ok = false;
+        return;
+      }
+      a.data = std::make_shared<const Tensor>(std::move(out[0]));
+      op.setAttr("value", std::move(a));
+    });
+  return ok;
+}
+
+}  // namespace dscc

@@ -30,4 +30,13 @@ bool bindSymbols(const Function& f, const std::vector<std::vector<int64_t>>& sha
 bool interpret(const Function& f, const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
                DiagEngine& diags, DimBindings* env = nullptr);
 
+/// Reads every `constant file("x.npy")` of `m` (a relative path names a file
+/// next to the program) and checks it against the constant's type; each
+/// failure is an error at the constant. The contents are kept in the
+/// attribute (Attribute::data), so code generation embeds them without
+/// touching the file system. `baseDir`, when given, is the folder relative
+/// paths name instead (a compiled model's program, read back from the
+/// artifact). Returns false after reporting errors.
+bool loadFileConstants(Module& m, DiagEngine& diags, const std::string& baseDir = "");
+
 }  // namespace dscc

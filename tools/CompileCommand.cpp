@@ -230,7 +230,8 @@ int cmdCompile(const CompileOpts& o) {
     if (pathFor(k) != "-") written.push_back(pathFor(k));
   if (needCode) {
     codegen::CodeModule m(fe->func->name);
-    if (std::string e = codegen::emitModel(fe->plan, fe->source, m, gpuArch.empty() ? nullptr : &gpu); !e.empty())
+    if (std::string e = codegen::emitModel(fe->plan, fe->source, m, gpuArch.empty() ? nullptr : &gpu,
+                                              fs::absolute(o.file).parent_path().string()); !e.empty())
       return fail(o.file + ": cannot compile @" + fe->func->name + ": " + e);
     codegen::ObjectOptions oo;
     oo.optLevel = o.optLevel;

@@ -3,6 +3,7 @@
 
 #include <sstream>
 
+#include "ir/Interpreter.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "passes/DefaultPipeline.h"
@@ -76,7 +77,7 @@ std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string
   }
   fe->source = fe->sm.text(id);
   fe->module = parseModule(fe->sm, id, *fe->diags);
-  if (!fe->module) return nullptr;
+  if (!fe->module || !loadFileConstants(*fe->module, *fe->diags)) return nullptr;
   PipelineOptions popts;
   popts.kernelCheck = codegen::kernelLegality;
   std::ostringstream passOut;

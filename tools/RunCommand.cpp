@@ -191,9 +191,9 @@ bool printOutputs(const Function& f, const std::vector<Tensor>& outputs, const s
 // Parses module text, runs shape analysis (which rejects impossible programs
 // and adds the run-time checks the interpreter enforces) and picks the function.
 Function* loadFunction(std::unique_ptr<Module>& m, SourceMgr& sm, int id, DiagEngine& diags, const std::string& func,
-                       const std::string& where) {
+                       const std::string& where, bool loadFiles = true, const std::string& fileBase = "") {
   m = parseModule(sm, id, diags);
-  if (!m) return nullptr;
+  if (!m || (loadFiles && !loadFileConstants(*m, diags, fileBase))) return nullptr;
 #ifndef DSCC_RUNTIME_ONLY
   PipelineOptions popts;
   std::ostringstream passOut;
@@ -455,7 +455,11 @@ int runCompiled(const RunOpts& o) {
   // Named after the library so diagnostics point at what the user ran.
   int id = sm.addBuffer(o.file, source);
   std::unique_ptr<Module> m;
-  Function* f = loadFunction(m, sm, id, diags, entry, o.file + " (its embedded dscc_model_source)");
+  // The model carries its weights; only --check's interpreter reads the
+  // file constants, where the program had them when it was compiled.
+  auto* sourceDir = static_cast<const char*>(dlsym(lib.handle, "dscc_model_source_dir"));
+  Function* f = loadFunction(m, sm, id, diags, entry, o.file + " (its embedded dscc_model_source)", o.check,
+                             sourceDir ? sourceDir : "");
   if (!f) return 1;
   std::vector<Tensor> inputs;
   if (!prepareInputs(*f, o, inputs)) return 1;
