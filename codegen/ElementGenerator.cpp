@@ -35,7 +35,32 @@ struct GenericPlan {
   std::map<const Value*, size_t> inputIndex;
   std::map<const Value*, const Operation*> defOf;
   std::vector<DimExpr> offsets;  // per result: its first unit
+  std::vector<bool> tiled;       // per result: its units are kTile x kTile tiles of the last two dims
 };
+
+// Tiles of the last two dims: a transpose then reads and writes whole cache
+// lines (32 floats = two lines) instead of one element per line.
+constexpr int64_t kTile = 32;
+
+// True when `f` moves data across its last axis (a transpose that sends the
+// operand's contiguous axis elsewhere): its results are walked in tiles.
+bool movesLastAxis(const Operation& f) {
+  for (const auto& op : f.body)
+    if (op->kind == OpKind::Transpose) {
+      std::vector<size_t> perm = transposePerm(*op);
+      if (perm.size() >= 2 && perm.back() != perm.size() - 1) return true;
+    }
+  return false;
+}
+
+// The units of result `t`: elements, or tiles of its last two dims.
+DimExpr unitsOf(const Type& t, bool tiled) {
+  if (!tiled) return numelOf(t);
+  DimExpr n(1);
+  size_t r = t.rank();
+  for (size_t d = 0; d + 2 < r; ++d) n = n * t.dims[d];
+  return n * DimExpr::ceilDiv(t.dims[r - 2], DimExpr(kTile)) * DimExpr::ceilDiv(t.dims[r - 1], DimExpr(kTile));
+}
 
 std::string plan(const Operation& f, GenericPlan& p) {
   p.fusion = &f;
@@ -86,12 +111,15 @@ std::string plan(const Operation& f, GenericPlan& p) {
     }
   }
   DimExpr units(0);
+  bool tile = movesLastAxis(f);
   for (size_t i = 0; i < f.results.size(); ++i) {
     const Value* y = f.yields[i];
     if (!p.inputIndex.count(y) && !p.defOf.count(y))
       return err("yielded value %" + y->name + " is not defined in the kernel");
     p.offsets.push_back(units);
-    units = units + numelOf(f.result(i)->type);
+    p.tiled.push_back(tile && f.result(i)->type.rank() >= 2);
+    if (p.tiled.back()) work = DimExpr(kTile * kTile);
+    units = units + unitsOf(f.result(i)->type, p.tiled.back());
     p.iface.outputs.push_back(f.result(i)->type);
     collect(f.result(i)->type);
   }
@@ -124,6 +152,9 @@ struct LlvmArith {
 
 class Generator {
  public:
+  using Index = std::vector<llvm::Value*>;
+  using Key = std::pair<const Value*, Index>;
+
   Generator(const GenericPlan& p, llvm::IRBuilderBase& b) : p_(p), b_(b), ctx_(b.getContext()) {}
 
   void emit(llvm::BasicBlock* entry, llvm::Value* inputs, llvm::Value* outputs, llvm::Value* sizes,
@@ -142,25 +173,130 @@ class Generator {
     const Operation& f = *p_.fusion;
     for (size_t i = 0; i < f.results.size(); ++i) {
       llvm::Value* off = dims.emit(p_.offsets[i]);
-      llvm::Value* n = dims.emit(numelOf(f.result(i)->type));
-      llvm::Value* lo = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, begin, off);
-      llvm::Value* hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, b_.CreateAdd(off, n));
-      const Value* res = f.result(i);
-      DType dt = res->type.dtype;
-      forRange(lo, hi, "r" + std::to_string(i), [&](llvm::Value* flat) {
-        llvm::Value* local = b_.CreateSub(flat, off);
-        std::vector<llvm::Value*> idx = delinearize(a, res, local);
-        llvm::Value* v = gen(f.yields[i], idx);
-        storeElement(b_, dt, v, b_.CreateInBoundsGEP(storageType(ctx_, dt), out_[i], local));
-      });
+      llvm::Value* n = dims.emit(unitsOf(f.result(i)->type, p_.tiled[i]));
+      // This result's units in [begin, end), counted from its first one.
+      llvm::Value* lo = b_.CreateSub(b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, begin, off), off);
+      llvm::Value* hi = b_.CreateSub(b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, b_.CreateAdd(off, n)), off);
+      if (p_.tiled[i]) emitTiles(i, lo, hi);
+      else emitRows(i, lo, hi);
     }
     b_.CreateBr(done);
     b_.SetInsertPoint(done);
   }
 
  private:
-  using Index = std::vector<llvm::Value*>;
-  using Key = std::pair<const Value*, Index>;
+  // The first `k` dims of `v`'s index from the row-major flat index `flat` of those dims.
+  Index prefixIndex(const Value* v, size_t k, llvm::Value* flat) {
+    Index idx(k, nullptr);
+    for (size_t d = k; d-- > 0;) {
+      if (d == 0) {
+        idx[0] = flat;
+        break;
+      }
+      llvm::Value* n = dims_.at(v)[d];
+      idx[d] = b_.CreateURem(flat, n);
+      flat = b_.CreateUDiv(flat, n);
+    }
+    return idx;
+  }
+
+  void storeAt(size_t i, const Index& idx, llvm::Value* flat) {
+    const Value* res = p_.fusion->result(i);
+    DType dt = res->type.dtype;
+    llvm::Value* v = gen(p_.fusion->yields[i], idx);
+    storeElement(b_, dt, v, b_.CreateInBoundsGEP(storageType(ctx_, dt), out_[i], flat));
+  }
+
+  // Elements [lo, hi) of result i, a row of its last dim at a time: the
+  // outer index is computed once per row and the inner one is the loop
+  // variable, so addresses along the row are affine in it.
+  void emitRows(size_t i, llvm::Value* lo, llvm::Value* hi) {
+    const Value* res = p_.fusion->result(i);
+    size_t r = res->type.rank();
+    std::string name = "r" + std::to_string(i);
+    if (r == 0) {
+      llvm::Function* fn = b_.GetInsertBlock()->getParent();
+      auto* one = llvm::BasicBlock::Create(ctx_, name + ".elem", fn);
+      auto* next = llvm::BasicBlock::Create(ctx_, name + ".end", fn);
+      b_.CreateCondBr(b_.CreateICmpSLT(lo, hi), one, next);
+      b_.SetInsertPoint(one);
+      scopes_.emplace_back();
+      storeAt(i, {}, b_.getInt64(0));
+      scopes_.pop_back();
+      b_.CreateBr(next);
+      b_.SetInsertPoint(next);
+      return;
+    }
+    llvm::Value* L = dims_.at(res)[r - 1];
+    forStep(lo, hi, name, [&](llvm::Value* flat) {
+      llvm::Value* i0 = b_.CreateURem(flat, L);
+      llvm::Value* n = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateSub(L, i0), b_.CreateSub(hi, flat));
+      llvm::Value* rowStart = b_.CreateSub(flat, i0);
+      Index outer = prefixIndex(res, r - 1, b_.CreateUDiv(flat, L));
+      forRange(i0, b_.CreateAdd(i0, n), name + ".j", [&](llvm::Value* j) {
+        Index idx = outer;
+        idx.push_back(j);
+        storeAt(i, idx, b_.CreateAdd(rowStart, j));
+      });
+      return b_.CreateAdd(flat, n);
+    });
+  }
+
+  // Tiles [lo, hi) of result i: kTile x kTile blocks of its last two dims.
+  void emitTiles(size_t i, llvm::Value* lo, llvm::Value* hi) {
+    const Value* res = p_.fusion->result(i);
+    size_t r = res->type.rank();
+    llvm::Value* R = dims_.at(res)[r - 2];
+    llvm::Value* C = dims_.at(res)[r - 1];
+    llvm::Value* T = b_.getInt64(kTile);
+    llvm::Value* tr = b_.CreateUDiv(b_.CreateAdd(R, b_.getInt64(kTile - 1)), T);
+    llvm::Value* tc = b_.CreateUDiv(b_.CreateAdd(C, b_.getInt64(kTile - 1)), T);
+    std::string name = "t" + std::to_string(i);
+    forRange(lo, hi, name, [&](llvm::Value* u) {
+      llvm::Value* jt = b_.CreateURem(u, tc);
+      llvm::Value* rest = b_.CreateUDiv(u, tc);
+      llvm::Value* it = b_.CreateURem(rest, tr);
+      Index outer = prefixIndex(res, r - 2, b_.CreateUDiv(rest, tr));
+      llvm::Value* i0 = b_.CreateMul(it, T);
+      llvm::Value* j0 = b_.CreateMul(jt, T);
+      llvm::Value* i1 = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateAdd(i0, T), R);
+      llvm::Value* j1 = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateAdd(j0, T), C);
+      llvm::Value* base = b_.getInt64(0);
+      for (size_t d = 0; d + 2 < r; ++d) base = b_.CreateAdd(b_.CreateMul(base, dims_.at(res)[d]), outer[d]);
+      forRange(i0, i1, name + ".i", [&](llvm::Value* ii) {
+        llvm::Value* rowStart = b_.CreateMul(b_.CreateAdd(b_.CreateMul(base, R), ii), C);
+        forRange(j0, j1, name + ".j", [&](llvm::Value* jj) {
+          Index idx = outer;
+          idx.push_back(ii);
+          idx.push_back(jj);
+          storeAt(i, idx, b_.CreateAdd(rowStart, jj));
+        });
+      });
+    });
+  }
+
+  // for (x = lo; x < hi; x = body(x)), with its own memo scope.
+  template <class Body>
+  void forStep(llvm::Value* lo, llvm::Value* hi, const std::string& name, Body body) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* head = llvm::BasicBlock::Create(ctx_, name, fn);
+    auto* loop = llvm::BasicBlock::Create(ctx_, name + ".body", fn);
+    auto* exit = llvm::BasicBlock::Create(ctx_, name + ".end", fn);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode* x = b_.CreatePHI(b_.getInt64Ty(), 2, name + ".x");
+    x->addIncoming(lo, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(x, hi), loop, exit);
+    b_.SetInsertPoint(loop);
+    scopes_.emplace_back();
+    llvm::Value* next = body(x);
+    scopes_.pop_back();
+    x->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateBr(head);
+    b_.SetInsertPoint(exit);
+  }
+
 
   void emitSetup(DimEmitter& dims, llvm::Value* inputs, llvm::Value* outputs) {
     const Operation& f = *p_.fusion;
