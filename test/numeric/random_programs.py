@@ -45,7 +45,7 @@ BINARY = ["add", "sub", "mul", "max", "min"]
 REDUCE = ["reduce_sum", "reduce_max", "reduce_min", "reduce_mean", "reduce_prod"]
 COMPARE = ["gt", "lt", "ge", "le", "eq", "ne"]
 LIBDEVICE = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
-SYMBOLS = [("N", 1, 17), ("M", 1, 9)]
+SYMBOLS = [("N", 1, 17), ("M", 1, 9), ("K", 1, 9)]
 
 
 def atom(d):
@@ -127,6 +127,8 @@ class Gen:
             return self.emit("constant %.3f : f32[]" % self.r.uniform(-2, 2), [], pool=False), []
         drop = self.r.randint(0, len(dims)) if dims else 0
         nd = [("1" if self.r.random() < 0.3 else d) for d in dims[drop:]]
+        # K is 1 or M at run time (size_sets): a broadcast decided at run time.
+        nd = [("K" if d == "M" and self.r.random() < 0.3 else d) for d in nd]
         return self.arg(nd), nd
 
     # ------------------------------------------------------------ ops
@@ -135,12 +137,70 @@ class Gen:
         x, dims = self.pick()
         choices = ["unary", "binary", "binary", "reduce", "transpose", "reshape", "slice", "concat",
                    "gather", "iota", "select", "softmax", "layer_norm", "matmul", "argmax", "broadcast",
-                   "cast", "exp"]
+                   "cast", "exp", "positive", "divide", "integer", "logic", "gelu"]
         kind = self.r.choice(choices)
         getattr(self, "op_" + kind)(x, dims)
 
     def op_unary(self, x, dims):
         self.emit("%s %%%s" % (self.r.choice(UNARY), x), dims)
+
+    def op_positive(self, x, dims):
+        # Functions of a positive argument: |x| + 0.25 keeps them finite.
+        a = self.emit("abs %%%s" % x, dims, pool=False)
+        c = self.emit("constant 0.25 : f32[]", [], pool=False)
+        p = self.emit("add %%%s, %%%s" % (a, c), dims, pool=False)
+        f = self.r.choice(["sqrt", "log", "rsqrt", "reciprocal", "pow"])
+        if f == "pow":
+            e = self.emit("constant %.2f : f32[]" % self.r.choice([0.5, 1.5, 2.0, -1.0]), [], pool=False)
+            self.emit("pow %%%s, %%%s" % (p, e), dims)
+        else:
+            self.emit("%s %%%s" % (f, p), dims)
+
+    def op_divide(self, x, dims):
+        y, ydims = self.partner(dims, x)
+        t = self.emit("tanh %%%s" % y, ydims, pool=False)
+        c = self.emit("constant 1.5 : f32[]", [], pool=False)
+        d = self.emit("add %%%s, %%%s" % (t, c), ydims, pool=False)
+        self.emit("div %%%s, %%%s" % (x, d), dims if len(dims) >= len(ydims) else ydims)
+
+    def op_gelu(self, x, dims):
+        if self.r.random() < 0.5:
+            self.emit("gelu %%%s" % x, dims)
+        else:
+            self.emit("gelu %%%s {approximate = \"tanh\"}" % x, dims)
+
+    def op_integer(self, x, dims):
+        # An i32 chain: floor(4x) as integers, integer ops, maybe an integer
+        # reduction or argmax, back to f32.
+        c = self.emit("constant 4.0 : f32[]", [], pool=False)
+        m = self.emit("mul %%%s, %%%s" % (x, c), dims, pool=False)
+        f = self.emit("floor %%%s" % m, dims, pool=False)
+        i = self.emit("cast %%%s {to = i32}" % f, dims, pool=False)
+        k = self.emit("constant 3 : i32[]", [], pool=False)
+        j = self.emit("%s %%%s, %%%s" % (self.r.choice(["add", "mul", "max", "min", "sub", "div"]), i, k), dims,
+                      pool=False)
+        out = dims
+        if dims and self.r.random() < 0.5:
+            axes = self.axes_subset(len(dims))
+            kind = self.r.choice(["reduce_sum", "reduce_max", "reduce_min", "reduce_prod"])
+            if kind != "reduce_sum" and not all(self.positive(dims[a]) for a in axes):
+                kind = "reduce_sum"
+            out = [d for n, d in enumerate(dims) if n not in axes]
+            j = self.emit("%s %%%s {axes = [%s]}" % (kind, j, ", ".join(map(str, axes))), out, pool=False)
+        self.emit("cast %%%s {to = f32}" % j, out)
+
+    def op_logic(self, x, dims):
+        y, _ = self.partner(dims, x)
+        a = self.emit("gt %%%s, %%%s" % (x, y), dims, pool=False)
+        z, _ = self.partner(dims, x)
+        b = self.emit("le %%%s, %%%s" % (x, z), dims, pool=False)
+        l = self.emit("%s %%%s, %%%s" % (self.r.choice(["and", "or"]), a, b), dims, pool=False)
+        if self.r.random() < 0.5:
+            l = self.emit("not %%%s" % l, dims, pool=False)
+        if self.r.random() < 0.5:
+            self.emit("select %%%s, %%%s, %%%s" % (l, x, y), dims)
+        else:
+            self.emit("cast %%%s {to = f32}" % l, dims)
 
     def op_exp(self, x, dims):
         t = self.emit("tanh %%%s" % x, dims, pool=False)
@@ -213,7 +273,11 @@ class Gen:
             nd[i:i + 2] = [mul_dims(dims[i], dims[i + 1])]
         elif r < 0.6:
             consts = [i for i, d in enumerate(dims) if d.isdigit() and int(d) in (4, 6, 8)]
-            if consts:
+            merged = [i for i, d in enumerate(dims) if d.count("*") == 1 and "(" not in d]
+            if merged and self.r.random() < 0.5:
+                i = self.r.choice(merged)
+                nd[i:i + 1] = dims[i].split("*")
+            elif consts:
                 i = self.r.choice(consts)
                 c = int(dims[i])
                 f = 2
@@ -336,6 +400,10 @@ class Gen:
             return self.op_unary(x, dims)
         k = dims[-1]
         n = self.r.choice(["3", "5", "M"])
+        if self.r.random() < 0.25:
+            w = self.arg([n, k])
+            self.emit("matmul %%%s, %%%s {transpose_b = true}" % (x, w), dims[:-1] + [n])
+            return
         if self.r.random() < 0.5 or len(dims) == 3:
             w = self.arg([k, n])
             out = dims[:-1] + [n]
@@ -388,7 +456,9 @@ def size_sets(g, r):
             {s: min(hi, max(lo, r.choice([7, 8, 9]))) for s, (lo, hi) in syms.items()},
             {s: r.randint(lo, hi) for s, (lo, hi) in syms.items()}]
     out = []
-    for s in sets:
+    for k, s in enumerate(sets):
+        if "K" in s:
+            s["K"] = 1 if k % 2 == 0 or "M" not in s else s["M"]
         if s not in out:
             out.append(s)
     return out
