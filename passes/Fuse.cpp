@@ -205,10 +205,27 @@ struct Planner {
   // any op: what the loop, input and stitch lowerings do not take is lowered
   // by the element generator, whose cost stays linear unless a reduction is
   // re-read at its input's size, which is exactly the stitch case.
-  bool tryJoin(Operation* p, int g, std::string& why) {
+  bool tryJoin(Operation* p, int g, std::string& why, const std::vector<Operation*>& users) {
     GroupInfo& gi = info[g];
     Cls c = classify(*p, freeOps);
     DimExpr out = numel(p->result()->type);
+    // Users that move data and read each element of p once per operand
+    // slot (transpose, reshape, slice, concat): p joins at any element
+    // count, as the element generator computes it per read (a value
+    // concatenated twice is computed twice). A gather may read an element
+    // many times: only data movement, which costs a load, joins it.
+    auto readsOnce = [&](const Operation* u) {
+      if (u->kind == OpKind::Transpose || u->kind == OpKind::Reshape || u->kind == OpKind::Slice ||
+          u->kind == OpKind::Concat)
+        return true;
+      return u->kind == OpKind::Gather && u->operands[0] == p->result() && movesData(*p);
+    };
+    bool movedOnly = !users.empty() && std::all_of(users.begin(), users.end(), readsOnce) &&
+                     std::any_of(users.begin(), users.end(), [](const Operation* u) { return movesData(*u); });
+    if (movedOnly && !gi.stitch && (c == Cls::Elementwise || c == Cls::Reduction) && !same(out, gi.space)) {
+      gi.hasMovement = true;
+      return true;
+    }
     if (movesData(*p) && gi.stitch) {
       why = "%" + p->result()->name + " moves data (" + std::string(p->name()) + ") and the kernel is a stitch";
       return false;
@@ -287,7 +304,7 @@ struct Planner {
         bool library = false;
         for (auto& [o, gid] : group) library |= gid == cand && o->kind == OpKind::Matmul;
         if (library) why = "its user is a library call (no prologue fusion)";
-        else if (tryJoin(p, cand, why)) g = cand;
+        else if (tryJoin(p, cand, why, users)) g = cand;
       } else if (ugroups.size() > 1 || ungrouped) {
         why = "its result is used by " + std::to_string(ugroups.size() + (ungrouped ? 1 : 0)) + " kernels or ops";
       }

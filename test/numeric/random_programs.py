@@ -479,6 +479,9 @@ def run_one(dscc, seed, k, target, keep, verbose):
         if c.returncode != 0:
             return fail(tag, "compile failed:\n" + c.stderr.strip(), text, keep, k)
         if target != "cpu":
+            # dscc keeps a PTX-only artifact when ptxas fails: that is a failure here.
+            if "ptxas failed" in c.stderr:
+                return fail(tag, "ptxas rejected the PTX:\n" + c.stderr.strip(), text, keep, k)
             return True, tag, 0
         r = random.Random(seed * 7919 + k)
         runs = 0
