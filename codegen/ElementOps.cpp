@@ -4,6 +4,8 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 
+#include "ir/IndexMap.h"
+
 namespace dscc::codegen {
 namespace {
 
@@ -326,11 +328,9 @@ void storeElement(llvm::IRBuilderBase& b, DType t, llvm::Value* v, llvm::Value* 
 }
 
 bool isElementwise(const Operation& op) {
-  switch (op.info().category) {
-    case OpCategory::Unary: case OpCategory::Cast: case OpCategory::Binary: case OpCategory::Logical:
-    case OpCategory::Compare: case OpCategory::Select: return true;
-    default: return false;
-  }
+  // The op patterns of ir/IndexMap.h: elementwise, or broadcasting its
+  // operands (broadcast_to moves data, it computes nothing).
+  return !op.results.empty() && opPattern(op) <= OpPattern::Broadcast && op.kind != OpKind::BroadcastTo;
 }
 
 std::string checkElementwiseOp(const Operation& op) {

@@ -30,10 +30,13 @@ bool isFreeOp(const Operation& op, const std::set<const Operation*>& freeSet) {
   return false;
 }
 
+// The planner's classes, from the op patterns of ir/IndexMap.h: reductions,
+// the opaque ops it knows (matmul, composites not yet decomposed), and
+// everything an index map describes (elementwise to injective).
 Cls classify(const Operation& op, const std::set<const Operation*>& freeSet) {
   if (isFreeOp(op, freeSet)) return Cls::Free;
+  if (opPattern(op) == OpPattern::Reduction) return Cls::Reduction;
   switch (op.info().category) {
-    case OpCategory::Reduce: case OpCategory::ArgMax: return Cls::Reduction;
     case OpCategory::Softmax: case OpCategory::LayerNorm: return Cls::Composite;
     case OpCategory::Matmul: return Cls::Matmul;
     default: return Cls::Elementwise;
