@@ -101,11 +101,48 @@ struct Planner {
 
   // The users of a value, looking through reshapes (views); a reshape with a
   // use outside returns itself so it blocks the merge.
+  // A `dim` of a computed value reads only its shape: it reads an argument
+  // with the same dim instead, so the value stays free to fuse (a mean's
+  // count no longer ties its sum's producer to a kernel of its own).
+  void redirectDims() {
+    for (Operation* op : order) {
+      if (op->kind != OpKind::Dim || op->operands.empty() || !op->operands[0]->def) continue;
+      const Value* v = op->operands[0];
+      const Attribute* ax = op->attr("axis");
+      if (!ax || ax->kind != Attribute::Kind::Int) continue;
+      int64_t a = ax->i < 0 ? ax->i + static_cast<int64_t>(v->type.rank()) : ax->i;
+      if (a < 0 || a >= static_cast<int64_t>(v->type.rank())) continue;
+      const DimExpr& want = v->type.dims[static_cast<size_t>(a)];
+      for (const auto& arg : f.args) {
+        auto it = std::find(arg->type.dims.begin(), arg->type.dims.end(), want);
+        if (it == arg->type.dims.end()) continue;
+        op->operands[0] = arg.get();
+        op->setAttr("axis", Attribute::makeInt(it - arg->type.dims.begin()));
+        break;
+      }
+    }
+  }
+
   void effectiveUsers(const Value* v, std::vector<Operation*>& out) {
     for (Operation* u : usersOf(f, v)) {
       if (u->kind == OpKind::Reshape && !isReturned(f, u->result())) effectiveUsers(u->result(), out);
       else out.push_back(u);
     }
+  }
+
+  // True when a value computed in group g from `v` has the group's full
+  // size: v (a reduction's result) is read again at its input's size.
+  bool reachesFullSize(const Value* v, int g, std::set<const Value*>& seen) {
+    if (!seen.insert(v).second) return false;
+    std::vector<Operation*> us;
+    effectiveUsers(v, us);
+    for (Operation* u : us) {
+      if (!group.count(u) || group[u] != g) continue;
+      if (same(numel(u->result()->type), info[g].space)) return true;
+      for (auto& r : u->results)
+        if (reachesFullSize(r.get(), g, seen)) return true;
+    }
+    return false;
   }
 
   void planLibrary(Operation* mm) {
@@ -245,6 +282,8 @@ struct Planner {
     }
     if (c == Cls::Reduction) {
       DimExpr in = numel(p->operands[0]->type);
+      std::set<const Value*> seen;
+      if (same(in, gi.space) && !reachesFullSize(p->result(), g, seen)) return true;  // several reductions, one input kernel
       if (same(in, gi.space)) {
         // Its result is used in the group at the full size: a stitch.
         const std::vector<DimExpr>& dims = p->operands[0]->type.dims;
@@ -279,6 +318,7 @@ struct Planner {
       if (op->kind == OpKind::Check)
         if (auto r = checkRelation(*op)) solver.assume(*r);
     }
+    redirectDims();
     for (Operation* op : order)
       if (isFreeOp(*op, freeOps)) freeOps.insert(op);
     for (Operation* op : order)
