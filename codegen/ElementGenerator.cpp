@@ -62,7 +62,7 @@ DimExpr unitsOf(const Type& t, bool tiled) {
   return n * DimExpr::ceilDiv(t.dims[r - 2], DimExpr(kTile)) * DimExpr::ceilDiv(t.dims[r - 1], DimExpr(kTile));
 }
 
-std::string plan(const Operation& f, GenericPlan& p) {
+std::string plan(const Operation& f, GenericPlan& p, bool tiles) {
   p.fusion = &f;
   if (f.kind != OpKind::Fusion) return err("op '" + std::string(f.name()) + "' is not a fusion");
   if (f.results.empty() || f.yields.size() != f.results.size()) return err("a kernel must yield its results");
@@ -111,7 +111,7 @@ std::string plan(const Operation& f, GenericPlan& p) {
     }
   }
   DimExpr units(0);
-  bool tile = movesLastAxis(f);
+  bool tile = tiles && movesLastAxis(f);
   for (size_t i = 0; i < f.results.size(); ++i) {
     const Value* y = f.yields[i];
     if (!p.inputIndex.count(y) && !p.defOf.count(y))
@@ -554,18 +554,18 @@ class Generator {
 
 }  // namespace
 
-std::string describeGenericKernel(const Operation& fusion, KernelInterface& out) {
+std::string describeGenericKernel(const Operation& fusion, KernelInterface& out, bool tiles) {
   GenericPlan p;
-  std::string e = plan(fusion, p);
+  std::string e = plan(fusion, p, tiles);
   if (e.empty()) out = p.iface;
   return e;
 }
 
 LoweredKernel lowerGenericKernel(const Operation& fusion, CodeModule& m, const std::string& name,
-                                 const KernelVariant&) {
+                                 const KernelVariant&, bool tiles) {
   LoweredKernel res;
   GenericPlan p;
-  res.error = plan(fusion, p);
+  res.error = plan(fusion, p, tiles);
   if (!res.error.empty()) return res;
   llvm::Function* fn = createKernelFunction(m, name, &res.error);
   if (!fn) return res;

@@ -37,11 +37,14 @@ class CodeModule;
 /// Checks that `fusion` can be lowered as a generic kernel (whatever its
 /// kind attribute says) and describes its interface. Returns "" or why not
 /// (an op no kernel can hold: matmul, composites not yet decomposed,
-/// constants inside the body).
-std::string describeGenericKernel(const Operation& fusion, KernelInterface& out);
+/// constants inside the body). `tiles`: a kernel whose transpose moves the
+/// last axis walks its results in tiles (the CPU's caches); false gives one
+/// element per unit (the GPU: a thread per element, neighbours coalesced).
+std::string describeGenericKernel(const Operation& fusion, KernelInterface& out, bool tiles = true);
 
-/// Lowers `fusion` as a generic kernel to function `name` (KernelFn) in `m`.
+/// Lowers `fusion` as a generic kernel to function `name` (KernelFn) in `m`;
+/// `tiles` as for describeGenericKernel (they must agree).
 LoweredKernel lowerGenericKernel(const Operation& fusion, CodeModule& m, const std::string& name,
-                                 const KernelVariant& v = {});
+                                 const KernelVariant& v = {}, bool tiles = true);
 
 }  // namespace dscc::codegen

@@ -22,6 +22,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 
+#include "codegen/ElementGenerator.h"
 #include "codegen/ElementOps.h"
 #include "codegen/HostCodegen.h"
 #include "codegen/Jit.h"
@@ -276,7 +277,10 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
         }
         continue;
       }
-      LoweredKernel lk = lowerKernelVersion(k, v, cm, cIdentifier(k.functionName(v)) + "_body");
+      // Generic kernels: an element per thread (no CPU tiles), as planned for the GPU.
+      LoweredKernel lk = k.kind == "generic"
+                             ? lowerGenericKernel(*k.fusion, cm, cIdentifier(k.functionName(v)) + "_body", kv, false)
+                             : lowerKernelVersion(k, v, cm, cIdentifier(k.functionName(v)) + "_body");
       if (!lk.ok()) return "kernel " + k.symbol + ": " + lk.error;
       lk.fn->setLinkage(llvm::GlobalValue::InternalLinkage);
       lk.fn->addFnAttr(llvm::Attribute::AlwaysInline);

@@ -305,7 +305,7 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
     } else if (k.kind == "input") {
       why = describeInputKernel(*op, k.iface);
     } else if (k.kind == "generic") {
-      why = describeGenericKernel(*op, k.iface);
+      why = describeGenericKernel(*op, k.iface, /*tiles=*/!opts.gpu);
     } else if (k.kind == "library") {
       k.gemm = std::make_shared<GemmPlan>();
       why = planLibraryKernel(*op, &solver, *k.gemm);
