@@ -297,7 +297,6 @@ class Generator {
     b_.SetInsertPoint(exit);
   }
 
-
   void emitSetup(DimEmitter& dims, llvm::Value* inputs, llvm::Value* outputs) {
     const Operation& f = *p_.fusion;
     auto dimsOf = [&](const Value* v) {
@@ -326,23 +325,10 @@ class Generator {
   // for (i = lo; i < hi; ++i) body(i), with its own memo scope.
   template <class Body>
   void forRange(llvm::Value* lo, llvm::Value* hi, const std::string& name, Body body) {
-    llvm::Function* fn = b_.GetInsertBlock()->getParent();
-    llvm::BasicBlock* pre = b_.GetInsertBlock();
-    auto* head = llvm::BasicBlock::Create(ctx_, name, fn);
-    auto* loop = llvm::BasicBlock::Create(ctx_, name + ".body", fn);
-    auto* exit = llvm::BasicBlock::Create(ctx_, name + ".end", fn);
-    b_.CreateBr(head);
-    b_.SetInsertPoint(head);
-    llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, name + ".i");
-    i->addIncoming(lo, pre);
-    b_.CreateCondBr(b_.CreateICmpSLT(i, hi), loop, exit);
-    b_.SetInsertPoint(loop);
-    scopes_.emplace_back();
-    body(i);
-    scopes_.pop_back();
-    i->addIncoming(b_.CreateAdd(i, b_.getInt64(1), "", true, true), b_.GetInsertBlock());
-    b_.CreateBr(head);
-    b_.SetInsertPoint(exit);
+    forStep(lo, hi, name, [&](llvm::Value* i) {
+      body(i);
+      return b_.CreateAdd(i, b_.getInt64(1), "", true, true);
+    });
   }
 
   llvm::Value* entryAlloca(llvm::Type* t, const std::string& name) {
