@@ -12,21 +12,12 @@
 
 #include "codegen/ElementOps.h"
 #include "codegen/Jit.h"
+#include "codegen/KernelCommon.h"
 #include "codegen/KernelLowering.h"
 #include "ir/IndexMap.h"
 
 namespace dscc::codegen {
 namespace {
-
-std::string err(const std::string& m) { return "codegen: " + m; }
-
-std::string nameOf(const Operation& op) { return op.results.empty() ? "?" : op.result()->name; }
-
-DimExpr numelOf(const Type& t) {
-  DimExpr n(1);
-  for (const DimExpr& d : t.dims) n = n * d;
-  return n;
-}
 
 // What a generic kernel needs to know before emitting: inputs, symbols, units.
 struct GenericPlan {
@@ -91,7 +82,7 @@ std::string plan(const Operation& f, GenericPlan& p) {
     if (!p.inputIndex.count(y) && !p.defOf.count(y))
       return err("yielded value %" + y->name + " is not defined in the kernel");
     p.offsets.push_back(units);
-    units = units + numelOf(f.result(i)->type);
+    units = units + numel(f.result(i)->type);
     p.iface.outputs.push_back(f.result(i)->type);
     collect(f.result(i)->type);
   }
@@ -142,7 +133,7 @@ class Generator {
     const Operation& f = *p_.fusion;
     for (size_t i = 0; i < f.results.size(); ++i) {
       llvm::Value* off = dims.emit(p_.offsets[i]);
-      llvm::Value* n = dims.emit(numelOf(f.result(i)->type));
+      llvm::Value* n = dims.emit(numel(f.result(i)->type));
       llvm::Value* lo = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, begin, off);
       llvm::Value* hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, b_.CreateAdd(off, n));
       const Value* res = f.result(i);
@@ -321,7 +312,7 @@ class Generator {
   }
 
   llvm::Value* reduce(const Operation& op, const Index& oi) {
-    DType in = op.operands[0]->type.dtype, dt = op.result()->type.dtype;
+    DType in = op.operands[0]->type.dtype;
     bool fl = isFloat(in);
     bool mx = op.kind == OpKind::ReduceMax, mn = op.kind == OpKind::ReduceMin;
     llvm::Type* acc = fl ? ((mx || mn) ? registerType(ctx_, in) : b_.getDoubleTy()) : b_.getInt64Ty();
@@ -358,22 +349,12 @@ class Generator {
       b_.CreateStore(r, slot);
     });
     llvm::Value* s = b_.CreateLoad(acc, slot);
+    llvm::Value* count = nullptr;
     if (op.kind == OpKind::ReduceMean) {
-      llvm::Value* count = b_.getInt64(1);
+      count = b_.getInt64(1);
       for (size_t ax : reducedAxes(op)) count = b_.CreateMul(count, arith_->dim(op.operands[0], ax));
-      if (fl) {
-        s = b_.CreateFDiv(s, b_.CreateSIToFP(count, acc));  // 0/0: NaN, as numpy
-      } else {
-        llvm::Value* zero = b_.CreateICmpEQ(count, b_.getInt64(0));
-        llvm::Value* q = b_.CreateSDiv(s, b_.CreateSelect(zero, b_.getInt64(1), count));
-        s = b_.CreateSelect(zero, b_.getInt64(0), q);
-      }
     }
-    llvm::Type* t = registerType(ctx_, dt);
-    if (isFloat(dt)) return roundToDType(b_, dt, s->getType() == t ? s : b_.CreateFPCast(s, t));
-    if (s->getType() == t) return s;
-    if (dt == DType::I1) return b_.CreateICmpNE(s, b_.getInt64(0));
-    return b_.CreateTrunc(s, t);
+    return finishReduction(b_, op, s, count);
   }
 
   llvm::Value* argmax(const Operation& op, const Index& oi) {
