@@ -12,21 +12,12 @@
 
 #include "codegen/ElementOps.h"
 #include "codegen/Jit.h"
+#include "codegen/KernelCommon.h"
 #include "codegen/KernelLowering.h"
 #include "ir/IndexMap.h"
 
 namespace dscc::codegen {
 namespace {
-
-std::string err(const std::string& m) { return "codegen: " + m; }
-
-std::string nameOf(const Operation& op) { return op.results.empty() ? "?" : op.result()->name; }
-
-DimExpr numelOf(const Type& t) {
-  DimExpr n(1);
-  for (const DimExpr& d : t.dims) n = n * d;
-  return n;
-}
 
 // What a generic kernel needs to know before emitting: inputs, symbols, units.
 struct GenericPlan {
@@ -55,7 +46,7 @@ bool movesLastAxis(const Operation& f) {
 
 // The units of result `t`: elements, or tiles of its last two dims.
 DimExpr unitsOf(const Type& t, bool tiled) {
-  if (!tiled) return numelOf(t);
+  if (!tiled) return numel(t);
   DimExpr n(1);
   size_t r = t.rank();
   for (size_t d = 0; d + 2 < r; ++d) n = n * t.dims[d];
@@ -443,7 +434,7 @@ class Generator {
   }
 
   llvm::Value* reduce(const Operation& op, const Index& oi) {
-    DType in = op.operands[0]->type.dtype, dt = op.result()->type.dtype;
+    DType in = op.operands[0]->type.dtype;
     bool fl = isFloat(in);
     bool mx = op.kind == OpKind::ReduceMax, mn = op.kind == OpKind::ReduceMin;
     llvm::Type* acc = fl ? ((mx || mn) ? registerType(ctx_, in) : b_.getDoubleTy()) : b_.getInt64Ty();
@@ -480,22 +471,12 @@ class Generator {
       b_.CreateStore(r, slot);
     });
     llvm::Value* s = b_.CreateLoad(acc, slot);
+    llvm::Value* count = nullptr;
     if (op.kind == OpKind::ReduceMean) {
-      llvm::Value* count = b_.getInt64(1);
+      count = b_.getInt64(1);
       for (size_t ax : reducedAxes(op)) count = b_.CreateMul(count, arith_->dim(op.operands[0], ax));
-      if (fl) {
-        s = b_.CreateFDiv(s, b_.CreateSIToFP(count, acc));  // 0/0: NaN, as numpy
-      } else {
-        llvm::Value* zero = b_.CreateICmpEQ(count, b_.getInt64(0));
-        llvm::Value* q = b_.CreateSDiv(s, b_.CreateSelect(zero, b_.getInt64(1), count));
-        s = b_.CreateSelect(zero, b_.getInt64(0), q);
-      }
     }
-    llvm::Type* t = registerType(ctx_, dt);
-    if (isFloat(dt)) return roundToDType(b_, dt, s->getType() == t ? s : b_.CreateFPCast(s, t));
-    if (s->getType() == t) return s;
-    if (dt == DType::I1) return b_.CreateICmpNE(s, b_.getInt64(0));
-    return b_.CreateTrunc(s, t);
+    return finishReduction(b_, op, s, count);
   }
 
   llvm::Value* argmax(const Operation& op, const Index& oi) {

@@ -26,6 +26,7 @@
 #include "codegen/ElementOps.h"
 #include "codegen/HostCodegen.h"
 #include "codegen/Jit.h"
+#include "codegen/KernelCommon.h"
 #include "codegen/LibraryPlan.h"
 #include "codegen/ReductionLowering.h"
 
@@ -216,11 +217,10 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
         g.copyOf = o == &k.gemm->a ? "a" : "b";
         g.entry = cIdentifier(k.symbol + ".copy_" + g.copyOf);
         std::set<std::string> syms;
-        DimExpr n(1);
-        for (const DimExpr& d : o->copyDims) d.collectSymbols(syms), n = n * d;
+        for (const DimExpr& d : o->copyDims) d.collectSymbols(syms);
         for (const DimExpr& s : o->copyStrides) s.collectSymbols(syms);
         g.symbols.assign(syms.begin(), syms.end());
-        g.threadUnits = n;
+        g.threadUnits = product(o->copyDims);
         const GemmOperandPlan& op = *o;
         gridStrideEntry(m, g.entry, 2, g.symbols.size(), [&](llvm::IRBuilder<>& b, llvm::Function* fn, llvm::Value* u) {
           std::vector<llvm::Value*> sizes;

@@ -10,16 +10,10 @@
 
 #include "codegen/ElementOps.h"
 #include "codegen/Jit.h"
+#include "codegen/KernelCommon.h"
 
 namespace dscc::codegen {
 namespace {
-
-// How an operand is read along one dim of the iteration space.
-enum class Access {
-  Contig,  // the operand has this dim at full size: its natural stride
-  Bcast,   // the operand lacks the dim or has the literal 1: stride 0
-  Dynamic  // a symbolic size that may be 1 at run time: chosen at run time
-};
 
 struct OperandPlan {
   const Value* value = nullptr;
@@ -46,28 +40,12 @@ struct KernelPlan {
   KernelVariant variant;
 };
 
-std::string err(const std::string& m) { return "codegen: " + m; }
-
-// Access of operand type `t` along iteration dim `j` of `space`.
-Access accessOf(const Type& t, const std::vector<DimExpr>& space, size_t j) {
-  size_t lead = space.size() - t.rank();
-  if (j < lead) return Access::Bcast;
-  const DimExpr& d = t.dims[j - lead];
-  if (d.isConst() && d.constValue() == 1) return Access::Bcast;
-  // Equal to the space's dim, or a constant other than 1 (which a valid
-  // broadcast can only stretch to itself): always read at full size.
-  if (d == space[j] || d.isConst()) return Access::Contig;
-  return Access::Dynamic;
-}
-
 std::string plan(const Operation& f, KernelPlan& p, const KernelVariant& variant = {}) {
   p.fusion = &f;
   if (f.kind != OpKind::Fusion) return err("op '" + std::string(f.name()) + "' is not a fusion");
-  const Attribute* kind = f.attr("kind");
-  std::string k = kind && kind->kind == Attribute::Kind::String ? kind->s : "";
+  std::string k = fusionKind(f);
   if (k != "loop")
-    return err("only loop kernels are lowered so far; %" + (f.results.empty() ? "?" : f.result()->name) +
-               " is a '" + k + "' kernel");
+    return err("only loop kernels are lowered so far; %" + nameOf(f) + " is a '" + k + "' kernel");
   if (f.results.empty() || f.yields.size() != f.results.size()) return err("a loop kernel must yield its results");
   p.space = f.result()->type.dims;
   for (const auto& r : f.results) {
@@ -113,7 +91,7 @@ std::string plan(const Operation& f, KernelPlan& p, const KernelVariant& variant
   }
   for (const auto& op : f.body) {
     if (!isElementwise(*op))
-      return err("op '" + std::string(op->name()) + "' (%" + (op->results.empty() ? "?" : op->result()->name) +
+      return err("op '" + std::string(op->name()) + "' (%" + nameOf(*op) +
                  ") in a loop kernel is not supported yet; only elementwise ops are");
     if (std::string why = checkElementwiseOp(*op); !why.empty()) return err(why);
     for (const Value* v : op->operands)
@@ -124,8 +102,7 @@ std::string plan(const Operation& f, KernelPlan& p, const KernelVariant& variant
     if (!known.count(v)) return err("yielded value %" + v->name + " is not defined in the kernel");
   for (const auto& r : f.results) p.iface.outputs.push_back(r->type);
   p.iface.symbols.assign(symbols.begin(), symbols.end());
-  p.iface.units = DimExpr(1);
-  for (const DimExpr& d : p.space) p.iface.units = p.iface.units * d;
+  p.iface.units = product(p.space);
   p.iface.workPerUnit = DimExpr(1);
   p.variant = variant;
   // Guards: the innermost dim for vector blocks (every merged row is a
@@ -199,11 +176,7 @@ class LoopEmitter {
   // pointers and the operands read at a single place.
   void emitSetup(llvm::Value* inputs, llvm::Value* outputs, llvm::Value* sizes) {
     DimEmitter dims(b_, sizes, p_.iface.symbols);
-    for (const DimGroup& g : p_.groups) {
-      DimExpr n(1);
-      for (size_t j = g.first; j <= g.last; ++j) n = n * p_.space[j];
-      groupSize_.push_back(dims.emit(n));
-    }
+    for (const DimGroup& g : p_.groups) groupSize_.push_back(dims.emit(product(p_.space, g.first, g.last + 1)));
     numel_ = dims.emit(p_.iface.units);
     llvm::Type* ptrTy = b_.getPtrTy();
     size_t r = p_.space.size();
@@ -220,13 +193,7 @@ class LoopEmitter {
           strides.push_back(b_.getInt64(0));
           continue;
         }
-        size_t u = g.last - (r - t.rank());
-        DimExpr natural(1);
-        for (size_t m = u + 1; m < t.rank(); ++m) natural = natural * t.dims[m];
-        llvm::Value* s = dims.emit(natural);
-        if (a == Access::Dynamic)
-          s = b_.CreateSelect(b_.CreateICmpEQ(dims.emit(t.dims[u]), b_.getInt64(1)), b_.getInt64(0), s);
-        strides.push_back(s);
+        strides.push_back(emitOperandStride(b_, dims, t, g.last - (r - t.rank()), a, i64()));
       }
       stride_.push_back(strides);
       scalar_.push_back(op.scalar() ? loadElement(b_, t.dtype, base_.back()) : nullptr);

@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "codegen/KernelCommon.h"
+#include "ir/IndexMap.h"
 #include "passes/ShapeSolver.h"
 
 namespace dscc::codegen {
@@ -26,12 +28,6 @@ struct Dims {
   }
   bool one(const DimExpr& d) const { return same(d, DimExpr(1)); }
 };
-
-DimExpr product(const std::vector<DimExpr>& dims, size_t begin, size_t end) {
-  DimExpr p(1);
-  for (size_t k = begin; k < end; ++k) p = p * dims[k];
-  return p;
-}
 
 std::vector<DimExpr> denseStrides(const std::vector<DimExpr>& dims) {
   std::vector<DimExpr> s(dims.size());
@@ -127,16 +123,11 @@ std::string traceOperand(const Operation& fusion, const Value* v, const std::set
   for (auto op = chain.rbegin(); op != chain.rend(); ++op) {
     View& w = out.view;
     if ((*op)->kind == OpKind::Transpose) {
-      const size_t r = w.dims.size();
-      std::vector<int64_t> perm;
-      if (const Attribute* p = (*op)->attr("perm"))
-        for (const Attribute& x : p->list) perm.push_back(x.i < 0 ? x.i + static_cast<int64_t>(r) : x.i);
-      else
-        for (size_t k = r; k-- > 0;) perm.push_back(static_cast<int64_t>(k));
+      std::vector<size_t> perm = transposePerm(**op);
       View t;
-      for (int64_t p : perm) {
-        t.dims.push_back(w.dims[static_cast<size_t>(p)]);
-        t.strides.push_back(w.strides[static_cast<size_t>(p)]);
+      for (size_t p : perm) {
+        t.dims.push_back(w.dims[p]);
+        t.strides.push_back(w.strides[p]);
       }
       t.dense = w.dense && std::is_sorted(perm.begin(), perm.end());
       w = std::move(t);
@@ -281,8 +272,7 @@ std::string buildEpilogue(const Operation& fusion, const Operation& mm, const st
 }  // namespace
 
 std::string planLibraryKernel(const Operation& fusion, ShapeSolver* solver, GemmPlan& out) {
-  const Attribute* kind = fusion.attr("kind");
-  if (fusion.kind != OpKind::Fusion || !kind || kind->s != "library")
+  if (fusion.kind != OpKind::Fusion || fusionKind(fusion) != "library")
     return "codegen: not a library kernel (fusion {kind = \"library\"})";
   const Operation* mm = nullptr;
   std::set<const Operation*> bodyOps;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "codegen/ElementGenerator.h"
+#include "codegen/KernelCommon.h"
 #include "codegen/KernelLowering.h"
 #include "codegen/LibraryPlan.h"
 #include "codegen/ReductionLowering.h"
@@ -22,8 +23,7 @@ std::string cIdentifier(const std::string& name) {
 }
 
 std::string kernelLegality(const Operation& fusion) {
-  const Attribute* kind = fusion.attr("kind");
-  std::string k = kind && kind->kind == Attribute::Kind::String ? kind->s : "";
+  std::string k = fusionKind(fusion);
   KernelInterface iface;
   if (k == "loop") return describeLoopKernel(fusion, iface);
   if (k == "stitch") return describeStitchKernel(fusion, iface);
@@ -293,8 +293,7 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
     if (op->kind != OpKind::Fusion) continue;
     KernelPlan k;
     k.fusion = op.get();
-    const Attribute* kind = op->attr("kind");
-    k.kind = kind && kind->kind == Attribute::Kind::String ? kind->s : "";
+    k.kind = fusionKind(*op);
     std::string resName = op->results.empty() ? "none" : op->result()->name;
     k.symbol = cIdentifier(f.name) + ".k" + std::to_string(index++) + "." + cIdentifier(resName);
     std::string why;

@@ -129,13 +129,9 @@ class Emitter {
           s.push_back(nullptr);
           continue;
         }
-        DimExpr natural(1);
-        for (size_t m = d + 1; m < t.rank(); ++m) natural = natural * t.dims[m];
-        llvm::Value* st = toIdx(dims.emit(natural));
-        // A symbolic dim that is 1 at run time broadcasts: stride 0.
-        if (a == Access::Dynamic && !v_.broadcastFree)
-          st = b_.CreateSelect(b_.CreateICmpEQ(dims.emit(t.dims[d]), b_.getInt64(1)), idx(0), st);
-        s.push_back(st);
+        // The broadcast-free version was called only where the dims are equal.
+        if (a == Access::Dynamic && v_.broadcastFree) a = Access::Contig;
+        s.push_back(emitOperandStride(b_, dims, t, d, a, it_));
       }
     }
     for (size_t i = 0; i < p_.fusion->results.size(); ++i) {
@@ -270,23 +266,7 @@ class Emitter {
   }
 
   // The reduction's value (register form) from its accumulator.
-  llvm::Value* finish(const Operation& r, llvm::Value* acc) {
-    DType dt = r.result()->type.dtype;
-    if (r.kind == OpKind::ReduceMean) {
-      if (acc->getType()->isFloatingPointTy()) {
-        acc = b_.CreateFDiv(acc, b_.CreateSIToFP(count64_, acc->getType()));  // 0/0: NaN, as numpy
-      } else {
-        llvm::Value* zero = b_.CreateICmpEQ(count64_, b_.getInt64(0));
-        llvm::Value* q = b_.CreateSDiv(acc, b_.CreateSelect(zero, b_.getInt64(1), count64_));
-        acc = b_.CreateSelect(zero, b_.getInt64(0), q);
-      }
-    }
-    llvm::Type* t = registerType(ctx_, dt);
-    if (isFloat(dt)) return roundToDType(b_, dt, acc->getType() == t ? acc : b_.CreateFPTrunc(acc, t));
-    if (acc->getType() == t) return acc;
-    if (dt == DType::I1) return b_.CreateICmpNE(acc, b_.getInt64(0));
-    return b_.CreateTrunc(acc, t);
-  }
+  llvm::Value* finish(const Operation& r, llvm::Value* acc) { return finishReduction(b_, r, acc, count64_); }
 
   // An entry-block stack array of `n` accumulators for reduction `r`.
   llvm::Value* accArray(const Operation& r, int64_t n) {

@@ -4,44 +4,28 @@
 #include <algorithm>
 
 #include "codegen/ElementOps.h"
+#include "ir/IndexMap.h"
 
 namespace dscc::codegen::reduction {
 
-std::string err(const std::string& m) { return "codegen: " + m; }
-std::string nameOf(const Operation& op) { return op.results.empty() ? "?" : op.result()->name; }
 bool isReduction(const Operation& op) { return op.info().category == OpCategory::Reduce; }
-
-Access accessOf(const Type& t, const std::vector<DimExpr>& frame, size_t j) {
-  size_t lead = frame.size() - t.rank();
-  if (j < lead) return Access::Bcast;
-  const DimExpr& d = t.dims[j - lead];
-  if (d.isConst() && d.constValue() == 1) return Access::Bcast;
-  if (d == frame[j] || d.isConst()) return Access::Contig;
-  return Access::Dynamic;
-}
-
-DimExpr product(const std::vector<DimExpr>& dims) {
-  DimExpr p(1);
-  for (const DimExpr& d : dims) p = p * d;
-  return p;
-}
 
 namespace {
 
+// The reduced dims of `op` as a mask over its operand's, and its keepdims.
+// reducedAxes forgives malformed axes (the verifier reports them); a kernel
+// built from such an op is refused here rather than miscompiled.
 std::string parseAxes(const Operation& op, std::vector<bool>& reduced, bool& keepdims) {
-  size_t rank = op.operands[0]->type.rank();
-  const Attribute* a = op.attr("axes");
-  reduced.assign(rank, a == nullptr);
-  if (a) {
-    for (const Attribute& x : a->list) {
-      int64_t n = x.i < 0 ? x.i + static_cast<int64_t>(rank) : x.i;
-      if (x.kind != Attribute::Kind::Int || n < 0 || n >= static_cast<int64_t>(rank) || reduced[size_t(n)])
-        return err("bad axes of " + std::string(op.name()) + " (%" + nameOf(op) + ")");
-      reduced[size_t(n)] = true;
-    }
+  const int64_t rank = static_cast<int64_t>(op.operands[0]->type.rank());
+  std::vector<size_t> axes = reducedAxes(op);
+  if (const Attribute* a = op.attr("axes")) {
+    bool ok = axes.size() == a->list.size();  // reducedAxes drops repeats
+    for (const Attribute& x : a->list) ok = ok && x.kind == Attribute::Kind::Int && x.i >= -rank && x.i < rank;
+    if (!ok) return err("bad axes of " + std::string(op.name()) + " (%" + nameOf(op) + ")");
   }
-  const Attribute* k = op.attr("keepdims");
-  keepdims = k && k->b;
+  reduced.assign(static_cast<size_t>(rank), false);
+  for (size_t d : axes) reduced[d] = true;
+  keepdims = keepsDims(op);
   return "";
 }
 
@@ -52,8 +36,7 @@ std::string plan(const Operation& f, bool stitch, Plan& p) {
   p.stitch = stitch;
   p.kindName = stitch ? "stitch" : "input";
   if (f.kind != OpKind::Fusion) return err("op '" + std::string(f.name()) + "' is not a fusion");
-  const Attribute* kind = f.attr("kind");
-  std::string k = kind && kind->kind == Attribute::Kind::String ? kind->s : "";
+  std::string k = fusionKind(f);
   if (k != p.kindName) return err("%" + nameOf(f) + " is a '" + k + "' kernel, not a '" + p.kindName + "' kernel");
   if (f.results.empty() || f.yields.size() != f.results.size()) return err("a kernel must yield its results");
   std::set<std::string> symbols;
@@ -175,8 +158,8 @@ std::string plan(const Operation& f, bool stitch, Plan& p) {
   g.phases = stitch || (!p.column && lastOnly) ? p.phases : 0;
   g.reductions = static_cast<int>(p.reductions.size());
   g.indexCounts.push_back(product(p.space));
-  for (const Type& t : p.iface.inputs) g.indexCounts.push_back(product(t.dims));
-  for (const Type& t : p.iface.outputs) g.indexCounts.push_back(product(t.dims));
+  for (const Type& t : p.iface.inputs) g.indexCounts.push_back(numel(t));
+  for (const Type& t : p.iface.outputs) g.indexCounts.push_back(numel(t));
   for (auto [k, fr] : p.reads) {
     const Type& t = p.iface.inputs[k];
     const std::vector<DimExpr>& fd = p.dims(fr);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codegen/Kernel.h"
+#include "codegen/KernelCommon.h"
 #include "ir/IR.h"
 
 namespace dscc::codegen::reduction {
@@ -20,19 +21,8 @@ namespace dscc::codegen::reduction {
 // them are read in whichever frame their user has).
 enum class Frame { Any, Full, Rows };
 
-// How an operand is read along one dim of its frame (as in KernelLowering).
-enum class Access { Contig, Bcast, Dynamic };
-
-/// "codegen: " + m.
-std::string err(const std::string& m);
-/// The name of op's first result ("?" when it has none).
-std::string nameOf(const Operation& op);
 /// True for reduce_* ops.
 bool isReduction(const Operation& op);
-/// How an operand of type `t` is read along dim `j` of `frame`.
-Access accessOf(const Type& t, const std::vector<DimExpr>& frame, size_t j);
-/// The product of `dims`.
-DimExpr product(const std::vector<DimExpr>& dims);
 
 /// A planned stitch or input kernel.
 struct Plan {

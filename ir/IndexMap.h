@@ -63,7 +63,7 @@ struct SliceAxis {
 /// The sliced axes of a slice op, normalised.
 std::vector<SliceAxis> sliceAxes(const Operation& op);
 
-/// The axis attribute of concat, gather, iota and argmax, normalised for `rank`.
+/// The axis attribute of concat, gather, iota, argmax and dim, normalised for `rank`.
 size_t opAxis(const Operation& op, size_t rank, int64_t dflt = 0);
 
 /// Numpy broadcasting: the index into `x` (whose dims right-align to `out`)

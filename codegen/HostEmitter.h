@@ -1,0 +1,149 @@
+// The emitter of a model's host function (internal to codegen/): shared parts in HostEmitter.cpp and HostOps.cpp, the CPU's in HostCpu.cpp, the GPU's in HostGpu.cpp.
+//
+// What the host function does is documented in HostCodegen.h; where each
+// value lives is decided beforehand by planBuffers (BufferPlan.h). The order
+// in which members emit IR is part of the output (dims are cached by
+// expression in the block that first needs them), so code that computes a
+// value for several branches emits it before the branches.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+
+#include "codegen/BufferPlan.h"
+#include "codegen/ElementOps.h"
+#include "codegen/HostCodegen.h"
+#include "codegen/Jit.h"
+
+namespace dscc::codegen {
+
+// dscc_status values (runtime/dscc_runtime.h); they are fixed by the ABI.
+constexpr int kInvalidArgument = 1, kShapeMismatch = 2, kFactViolated = 3, kOutOfMemory = 4;
+
+/// Emits the kernels, the host function and the exported data of one model.
+class HostEmitter {
+ public:
+  /// `gpu`: the model's GPU kernels (null for the CPU); `sourceDir` as emitModel's.
+  HostEmitter(const ModelPlan& plan, CodeModule& m, const GpuArtifact* gpu, std::string sourceDir)
+      : plan_(plan), f_(*plan.func), owner_(m), mod_(m.module()), ctx_(m.context()), b_(ctx_), gpu_(gpu),
+        sourceDir_(std::move(sourceDir)) {}
+
+  /// Emits everything; "" or the error.
+  std::string emit(const std::string& source);
+
+ private:
+  // ---- runtime declarations and IR helpers (HostEmitter.cpp) ----
+  llvm::Type* ptrTy() { return b_.getPtrTy(); }
+  llvm::Type* i32() { return b_.getInt32Ty(); }
+  llvm::Type* i64() { return b_.getInt64Ty(); }
+  llvm::FunctionCallee declare(const char* name, llvm::Type* ret, std::vector<llvm::Type*> args, bool vararg = false);
+  void declareRuntime();
+  llvm::Value* str(const std::string& s);
+  // Branches to the failure exit with `status` unless `ok`; `fmt` and `args`
+  // make the message (printf style, %lld for sizes).
+  void require(llvm::Value* ok, int status, const std::string& fmt, std::vector<llvm::Value*> args = {});
+  // Ends the current block in the failure exit with `status`.
+  void fail(llvm::Value* status);
+  // Calls a runtime function returning dscc_status and fails on non-OK.
+  void checked(llvm::FunctionCallee callee, std::vector<llvm::Value*> args);
+  // An alloca in the entry block (so it is allocated once per call).
+  llvm::Value* entryAlloca(llvm::Type* t, size_t n, const std::string& name);
+  llvm::Value* i64Array(const std::vector<llvm::Value*>& vals, const std::string& name);
+  llvm::Value* ptrArray(const std::vector<llvm::Value*>& vals, const std::string& name);
+  llvm::Value* dim(const DimExpr& e) { return dims_->emit(e); }
+  llvm::Value* bytes(const Type& t);
+  // The values of the symbols of `es`, for messages: "S = %lld, T = %lld".
+  std::string symbolList(const std::vector<DimExpr>& es, std::vector<llvm::Value*>& args);
+  static std::string escape(const std::string& s);
+
+  // ---- the host function (HostEmitter.cpp) ----
+  std::string emitHost();
+  std::vector<std::string> collectSymbols();
+  llvm::Value* cmp(CmpOp op, llvm::Value* a, llvm::Value* c);
+  llvm::Value* factHolds(const Fact& fact);
+  llvm::Value* relationHolds(const CheckRelation& r);
+  void emitArena();
+  // Where kernels read and write a value.
+  llvm::Value* address(const Value* v);
+  // Where the host reads a value it computes with (scalar arithmetic).
+  llvm::Value* hostAddress(const Value* v);
+  void emitData(const std::string& source);
+
+  // ---- top-level ops (HostOps.cpp) ----
+  std::string emitOp(const Operation& op);
+  std::string emitOpOnHost(const Operation& op);
+  std::string emitConstant(const Operation& op);
+  llvm::Value* guardHolds(const GuardPlan& g);
+  // Launches the version of kernel `k` that its guards select.
+  void launch(const KernelPlan& k, size_t kIndex, const std::vector<llvm::Value*>& ins,
+              const std::vector<llvm::Value*>& outs);
+  std::string emitKernel(const Operation& op);
+  // The guard cascade over `p`'s versions (kernel `symbol`): a block
+  // `prefix + name` per version, entered when the guards it assumes hold
+  // (`holds`, per guard of `p`), in which `call(v)` emits the call; all
+  // continue at `join`. Shared by plain and tuned dispatch.
+  void versionCascade(const KernelPlan& p, const std::string& symbol, const std::string& prefix,
+                      const std::vector<llvm::Value*>& holds, llvm::BasicBlock* join,
+                      const std::function<void(size_t)>& call);
+
+  // ---- CPU (HostCpu.cpp) ----
+  std::string emitKernels();
+  void prepareHostOutput(llvm::Value* outputs, size_t i);
+  void launchTuned(const KernelPlan& k, size_t kIndex, llvm::Value* inArr, llvm::Value* outArr, llvm::Value* sizes,
+                   llvm::Value* units, llvm::Value* work);
+
+  // ---- GPU (HostGpu.cpp) ----
+  void declareGpuRuntime();
+  void loadGpuModule();
+  void prepareDeviceOutput(llvm::Value* outputs, size_t i);
+  void freeDeviceOutput(llvm::Value* tensor);
+  // Copies a value the host made to its device slot, if it has one.
+  void mirrorToDevice(const Value* v);
+  // Before a kernel's version branches: the dims its launches read, and the
+  // alignment its vector versions assume, folded into `holds`.
+  void prepareGpuLaunch(const KernelPlan& k, size_t kIndex, const std::vector<llvm::Value*>& ins,
+                        const std::vector<llvm::Value*>& outs, std::vector<llvm::Value*>& holds);
+  void launchGpuVersion(const KernelPlan& k, size_t kIndex, size_t v, const std::vector<llvm::Value*>& ins,
+                        const std::vector<llvm::Value*>& outs);
+  llvm::Value* aligned16(llvm::Value* p);
+  const GpuKernel& gpuKernel(size_t kernel, size_t version, const std::string& copyOf);
+  void launchGpu(const GpuKernel& g, const std::vector<llvm::Value*>& ins, const std::vector<llvm::Value*>& outs);
+
+  const ModelPlan& plan_;
+  const Function& f_;
+  CodeModule& owner_;
+  llvm::Module& mod_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  std::vector<std::vector<llvm::Function*>> kernelFns_;
+  std::vector<std::map<std::string, llvm::Function*>> tunedFns_;  // by function name, per kernel
+  llvm::FunctionCallee setError_, checkInput_, prepareOutput_, alloc_, free_, tensorFree_, launch_, gemm_, copy_, hgemm_, bgemm_;
+  // GPU models only.
+  const GpuArtifact* gpu_ = nullptr;
+  llvm::FunctionCallee moduleGet_, cudaLaunch_, toDevice_, deviceCopy_, sync_;
+  llvm::Value* module_ = nullptr;
+  std::string sourceDir_;
+  llvm::StructType* tensorTy_ = nullptr;
+  llvm::Function* hostFn_ = nullptr;
+  llvm::Value* ctxArg_ = nullptr;
+  llvm::BasicBlock* entry_ = nullptr;
+  llvm::BasicBlock* failBlock_ = nullptr;
+  llvm::PHINode* failStatus_ = nullptr;
+  llvm::Value* sizes_ = nullptr;
+  llvm::Value* arenaSlot_ = nullptr;
+  llvm::Value* allocated_ = nullptr;
+  std::unique_ptr<DimEmitter> dims_;
+  std::map<std::string, llvm::Value*> strings_;
+  BufferPlan buffers_;
+  // Values the host made (constants, dims, scalars): their host address.
+  std::map<const Value*, llvm::Value*> hostPtr_;
+  std::vector<llvm::Value*> slotPtr_, inData_, outData_;
+};
+
+}  // namespace dscc::codegen

@@ -1,0 +1,164 @@
+// The GPU's parts of a model's host function: the CUDA runtime, the module, device outputs, device copies of host values, kernel launches.
+#include "codegen/HostEmitter.h"
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/Module.h>
+
+namespace dscc::codegen {
+
+// Device memory, kernels and the BLAS go through the CUDA runtime
+// (runtime/dscc_cuda.h); declared after, and replacing, the CPU's allocator and BLAS.
+void HostEmitter::declareGpuRuntime() {
+  auto* p = ptrTy();
+  alloc_ = declare("dscc_cuda_alloc", p, {p, i64()});
+  free_ = declare("dscc_cuda_free", b_.getVoidTy(), {p, p});
+  gemm_ = declare("dscc_cuda_sgemm_nd", i32(),
+                  {p, i32(), i32(), i64(), i64(), i64(), p, i64(), p, i64(), p, i64(), i32(), p, p, p, p, i32()});
+  // f16 and bf16 matmuls: tensor-op cuBLAS, fp32 accumulation.
+  hgemm_ = declare("dscc_cuda_hgemm_nd", i32(),
+                   {p, i32(), i32(), i64(), i64(), i64(), p, i64(), p, i64(), p, i64(), i32(), p, p, p, p, i32()});
+  bgemm_ = declare("dscc_cuda_bgemm_nd", i32(),
+                   {p, i32(), i32(), i64(), i64(), i64(), p, i64(), p, i64(), p, i64(), i32(), p, p, p, p, i32()});
+  moduleGet_ = declare("dscc_cuda_module_get", i32(), {p, p, p, p});
+  cudaLaunch_ = declare("dscc_cuda_launch", i32(), {p, p, p, i64(), i32(), i32(), p});
+  toDevice_ = declare("dscc_cuda_copy_to_device", i32(), {p, p, p, i64()});
+  deviceCopy_ = declare("dscc_cuda_copy_device", i32(), {p, p, p, i64()});
+  sync_ = declare("dscc_cuda_synchronize", i32(), {p});
+}
+
+// The module: the cubin for the target when ptxas made one, PTX as the
+// fallback the driver compiles (cached per context by the runtime).
+void HostEmitter::loadGpuModule() {
+  auto blob = [&](const std::string& bytes, const std::string& name) -> llvm::Value* {
+    auto* init = llvm::ConstantDataArray::getString(ctx_, bytes, /*AddNull=*/true);
+    auto* g = new llvm::GlobalVariable(mod_, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init, name);
+    g->setAlignment(llvm::Align(64));
+    return g;
+  };
+  llvm::Value* ptx = blob(gpu_->ptx, "gpu.ptx");
+  llvm::Value* image = gpu_->cubin.empty() ? ptx : blob(gpu_->cubin, "gpu.cubin");
+  llvm::Value* slot = entryAlloca(ptrTy(), 1, "gpu.module");
+  checked(moduleGet_, {ctxArg_, image, gpu_->cubin.empty() ? llvm::ConstantPointerNull::get(b_.getPtrTy()) : ptx, slot});
+  module_ = b_.CreateLoad(ptrTy(), slot, "module");
+}
+
+// Output i on the device: the caller's buffer after the runtime's shape
+// check, or (data == NULL) a new device buffer, freed again on failure.
+void HostEmitter::prepareDeviceOutput(llvm::Value* outputs, size_t i) {
+  const Value* r = f_.returns[i];
+  llvm::Value* t = b_.CreateConstInBoundsGEP1_64(tensorTy_, outputs, i);
+  llvm::Value* dataSlot = b_.CreateStructGEP(tensorTy_, t, 0);
+  std::vector<llvm::Value*> ds;
+  for (const DimExpr& d : r->type.dims) ds.push_back(dim(d));
+  llvm::Value* nbytes = bytes(r->type);  // emitted before the branch: dims are cached
+  llvm::Value* given = b_.CreateLoad(ptrTy(), dataSlot);
+  auto* mine = llvm::BasicBlock::Create(ctx_, "out.alloc", hostFn_);
+  auto* theirs = llvm::BasicBlock::Create(ctx_, "out.given", hostFn_);
+  auto* next = llvm::BasicBlock::Create(ctx_, "out.ready", hostFn_);
+  b_.CreateCondBr(b_.CreateIsNull(given), mine, theirs);
+  b_.SetInsertPoint(theirs);
+  checked(prepareOutput_, {ctxArg_, t, b_.getInt32(i), b_.getInt32(static_cast<int>(r->type.dtype)),
+                           b_.getInt32(r->type.rank()), i64Array(ds, "out.dims")});
+  b_.CreateBr(next);
+  b_.SetInsertPoint(mine);
+  llvm::Value* rank = b_.CreateLoad(i32(), b_.CreateStructGEP(tensorTy_, t, 2));
+  require(b_.CreateICmpEQ(rank, b_.getInt32(r->type.rank())), kShapeMismatch,
+          escape("output " + std::to_string(i) + " is " + r->type.str() + "; the caller's tensor has rank ") + "%d",
+          {rank});
+  llvm::Value* dimsPtr = b_.CreateLoad(ptrTy(), b_.CreateStructGEP(tensorTy_, t, 1));
+  if (r->type.rank() > 0)
+    require(b_.CreateIsNotNull(dimsPtr), kInvalidArgument,
+            escape("output " + std::to_string(i) + ": dims is NULL; the caller must give room for " +
+                   std::to_string(r->type.rank()) + " dims"));
+  for (size_t d = 0; d < ds.size(); ++d) b_.CreateStore(ds[d], b_.CreateConstInBoundsGEP1_64(i64(), dimsPtr, d));
+  b_.CreateStore(b_.getInt32(static_cast<int>(r->type.dtype)), b_.CreateStructGEP(tensorTy_, t, 3));
+  llvm::Value* mem = b_.CreateCall(alloc_, {ctxArg_, nbytes});
+  auto* ok = llvm::BasicBlock::Create(ctx_, "out.alloc.ok", hostFn_);
+  auto* bad = llvm::BasicBlock::Create(ctx_, "out.alloc.bad", hostFn_);
+  b_.CreateCondBr(b_.CreateIsNull(mem), bad, ok);
+  b_.SetInsertPoint(bad);
+  fail(b_.getInt32(kOutOfMemory));  // DSCC_OUT_OF_MEMORY; the runtime set the message
+  b_.SetInsertPoint(ok);
+  b_.CreateStore(mem, dataSlot);
+  b_.CreateStore(b_.getInt8(1), b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), allocated_, i));
+  b_.CreateBr(next);
+  b_.SetInsertPoint(next);
+  outData_.push_back(b_.CreateLoad(ptrTy(), dataSlot, "out." + r->name));
+}
+
+// Frees output tensor `tensor`'s device buffer, which this call allocated.
+void HostEmitter::freeDeviceOutput(llvm::Value* tensor) {
+  llvm::Value* slot = b_.CreateStructGEP(tensorTy_, tensor, 0);
+  b_.CreateCall(free_, {ctxArg_, b_.CreateLoad(ptrTy(), slot)});
+  b_.CreateStore(llvm::ConstantPointerNull::get(b_.getPtrTy()), slot);
+}
+
+void HostEmitter::mirrorToDevice(const Value* v) {
+  if (buffers_.mirror.count(v))
+    checked(toDevice_, {ctxArg_, slotPtr_[buffers_.mirror.at(v)], hostAddress(v), bytes(v->type)});
+}
+
+void HostEmitter::prepareGpuLaunch(const KernelPlan& k, size_t kIndex, const std::vector<llvm::Value*>& ins,
+                                   const std::vector<llvm::Value*>& outs, std::vector<llvm::Value*>& holds) {
+  // Dim values are cached by expression, so every one a version's launch
+  // needs is emitted here, before the branches.
+  for (const GpuKernel& g : gpu_->kernels)
+    if (g.kernel == kIndex && g.copyOf.empty()) {
+      for (const std::string& sym : g.symbols) dim(DimExpr::symbol(sym));
+      dim(g.threadUnits);
+    }
+  // Vector versions on the GPU also need every buffer 16-byte aligned.
+  for (size_t gi = 0; gi < k.guards.size(); ++gi) {
+    if (!k.guards[gi].aligned) continue;
+    for (llvm::Value* p : ins) holds[gi] = b_.CreateAnd(holds[gi], aligned16(p));
+    for (llvm::Value* p : outs) holds[gi] = b_.CreateAnd(holds[gi], aligned16(p));
+  }
+}
+
+void HostEmitter::launchGpuVersion(const KernelPlan& k, size_t kIndex, size_t v,
+                                   const std::vector<llvm::Value*>& ins, const std::vector<llvm::Value*>& outs) {
+  if (k.versions[v].schedule != GpuSchedule::Split) {
+    launchGpu(gpuKernel(kIndex, v, ""), ins, outs);
+    return;
+  }
+  // One launch per phase, in order, on the op's workspace.
+  std::vector<llvm::Value*> withWs = outs;
+  withWs.push_back(slotPtr_[buffers_.tempSlot.at({k.fusion, "ws"})]);
+  for (const GpuKernel& g : gpu_->kernels)
+    if (g.kernel == kIndex && g.version == v && g.copyOf.empty()) launchGpu(g, ins, withWs);
+}
+
+llvm::Value* HostEmitter::aligned16(llvm::Value* p) {
+  return b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(p, i64()), b_.getInt64(15)), b_.getInt64(0));
+}
+
+const GpuKernel& HostEmitter::gpuKernel(size_t kernel, size_t version, const std::string& copyOf) {
+  for (const GpuKernel& g : gpu_->kernels)
+    if (g.kernel == kernel && g.copyOf == copyOf && (!copyOf.empty() || g.version == version)) return g;
+  static const GpuKernel none;
+  return none;  // planned together with the PTX, so not reached
+}
+
+// One launch: pointers, then the kernel's symbols, then its thread units;
+// a 1-D grid of 256-thread blocks, capped (the kernels loop grid-stride).
+void HostEmitter::launchGpu(const GpuKernel& g, const std::vector<llvm::Value*>& ins, const std::vector<llvm::Value*>& outs) {
+  std::vector<llvm::Value*> params;
+  auto param = [&](llvm::Value* v, llvm::Type* t) {
+    llvm::Value* slot = entryAlloca(t, 1, "arg");
+    b_.CreateStore(v, slot);
+    params.push_back(slot);
+  };
+  for (llvm::Value* p : ins) param(p, ptrTy());
+  for (llvm::Value* p : outs) param(p, ptrTy());
+  for (const std::string& sym : g.symbols) param(dim(DimExpr::symbol(sym)), i64());
+  llvm::Value* units = dim(g.threadUnits);
+  param(units, i64());
+  const int64_t block = kGpuBlockSize;
+  llvm::Value* blocks = b_.CreateUDiv(b_.CreateAdd(units, b_.getInt64(block - 1)), b_.getInt64(block));
+  llvm::Value* grid = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, blocks, b_.getInt64(1 << 20));
+  checked(cudaLaunch_, {ctxArg_, module_, str(g.entry), grid, b_.getInt32(block), b_.getInt32(0),
+                        ptrArray(params, g.entry + ".params")});
+}
+
+}  // namespace dscc::codegen

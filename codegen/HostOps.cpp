@@ -1,0 +1,218 @@
+// The top-level ops of a model's host function: host constants, dims and scalar arithmetic, version dispatch by guards, kernel and BLAS launches.
+#include "codegen/HostEmitter.h"
+
+#include <climits>
+#include <functional>
+#include <sstream>
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/Module.h>
+
+#include "codegen/KernelCommon.h"
+#include "codegen/LibraryPlan.h"
+#include "ir/IndexMap.h"
+#include "ir/InterpInternal.h"
+
+namespace dscc::codegen {
+
+std::string HostEmitter::emitOp(const Operation& op) {
+  std::string e = emitOpOnHost(op);
+  if (e.empty() && gpu_)
+    for (const auto& r : op.results) mirrorToDevice(r.get());
+  return e;
+}
+
+std::string HostEmitter::emitOpOnHost(const Operation& op) {
+  switch (op.kind) {
+    case OpKind::Fusion: return emitKernel(op);
+    case OpKind::Reshape: case OpKind::Check: return "";
+    case OpKind::Constant: return emitConstant(op);
+    case OpKind::Dim: {
+      const Type& t = op.operands[0]->type;
+      size_t axis = opAxis(op, t.rank());
+      llvm::Value* slot = entryAlloca(i64(), 1, op.result()->name);
+      llvm::Value* v = dim(t.dims.at(axis));
+      storeElement(b_, op.result()->type.dtype,
+                   op.result()->type.dtype == DType::I64 ? v : b_.CreateTrunc(v, registerType(ctx_, op.result()->type.dtype)),
+                   slot);
+      hostPtr_[op.result()] = slot;
+      return "";
+    }
+    default: break;
+  }
+  // Scalar arithmetic on the host (counts, epsilons).
+  bool scalar = op.results.size() == 1 && op.result()->type.rank() == 0 && isElementwise(op);
+  for (const Value* v : op.operands) scalar = scalar && v->type.rank() == 0;
+  if (!scalar)
+    return err("op '" + std::string(op.name()) + "' (%" + nameOf(op) + ") outside a kernel is not supported");
+  if (std::string why = checkElementwiseOp(op); !why.empty()) return err(why);
+  std::vector<llvm::Value*> args;
+  for (const Value* v : op.operands) {
+    if (gpu_ && !buffers_.mirror.count(buffers_.root(v)))
+      return err("scalar %" + v->name + " lives on the GPU; host arithmetic on it is not supported yet");
+    args.push_back(loadElement(b_, v->type.dtype, hostAddress(v)));
+  }
+  llvm::Value* r = emitElementwiseOp(b_, op, args);
+  llvm::Value* slot = entryAlloca(storageType(ctx_, op.result()->type.dtype), 1, op.result()->name);
+  storeElement(b_, op.result()->type.dtype, r, slot);
+  hostPtr_[op.result()] = slot;
+  return "";
+}
+
+std::string HostEmitter::emitConstant(const Operation& op) {
+  const Type& t = op.result()->type;
+  for (const DimExpr& d : t.dims)
+    if (!d.isConst())
+      return err("constant %" + op.result()->name + " of symbolic shape " + t.str() + " is not supported yet");
+  // File constants were read and checked by the frontend (loadFileConstants),
+  // with the program's diagnostics; codegen never reads files.
+  const Attribute* value = op.attr("value");
+  if (value && value->kind == Attribute::Kind::File && !value->data)
+    return err("constant file '" + value->s + "' of %" + op.result()->name + " was not loaded");
+  DimBindings env;
+  std::ostringstream sink;
+  SourceMgr sm;
+  DiagEngine diags(sm, sink);
+  interp::OpCtx c{op, {}, env, diags};
+  std::vector<Tensor> out;
+  if (!interp::runConstant(c, out) || out.empty())
+    return err("cannot evaluate constant %" + op.result()->name + ": " + sink.str());
+  const Tensor& tensor = out[0];
+  auto* data = llvm::ConstantDataArray::getRaw(
+      llvm::StringRef(reinterpret_cast<const char*>(tensor.bytes.data()), tensor.bytes.size()),
+      tensor.bytes.size(), b_.getInt8Ty());
+  auto* g = new llvm::GlobalVariable(mod_, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data,
+                                     "const." + op.result()->name);
+  g->setAlignment(llvm::Align(64));
+  hostPtr_[op.result()] = g;
+  return "";
+}
+
+// The guard conditions of kernel `k`, evaluated now (before any branch).
+llvm::Value* HostEmitter::guardHolds(const GuardPlan& g) {
+  switch (g.kind) {
+    case GuardKind::Vector:
+      return b_.CreateICmpEQ(b_.CreateURem(dim(g.extent), b_.getInt64(g.width)), b_.getInt64(0));
+    case GuardKind::Index32: {
+      llvm::Value* ok = b_.getTrue();
+      for (const DimExpr& c : g.counts) ok = b_.CreateAnd(ok, b_.CreateICmpULE(dim(c), b_.getInt64(INT32_MAX)));
+      return ok;
+    }
+    case GuardKind::BroadcastFree: {
+      llvm::Value* ok = b_.getTrue();
+      for (const auto& [x, y] : g.pairs) ok = b_.CreateAnd(ok, b_.CreateICmpEQ(dim(x), dim(y)));
+      return ok;
+    }
+    case GuardKind::Schedule: {
+      llvm::Value* ok = b_.CreateICmpSGE(dim(g.extent), b_.getInt64(g.lo));
+      if (g.hi != INT64_MAX) ok = b_.CreateAnd(ok, b_.CreateICmpSLT(dim(g.extent), b_.getInt64(g.hi)));
+      if (g.unitsMax != INT64_MAX) ok = b_.CreateAnd(ok, b_.CreateICmpSLE(dim(g.units), b_.getInt64(g.unitsMax)));
+      return ok;
+    }
+  }
+  return b_.getFalse();
+}
+
+// Launches the version of kernel `k` that its guards select.
+void HostEmitter::launch(const KernelPlan& k, size_t kIndex, const std::vector<llvm::Value*>& ins,
+                         const std::vector<llvm::Value*>& outs) {
+  const KernelInterface& iface = k.iface;
+  std::vector<llvm::Value*> sizeVals;
+  for (const std::string& s : iface.symbols) sizeVals.push_back(dim(DimExpr::symbol(s)));
+  llvm::Value* sizes = i64Array(sizeVals, k.symbol + ".sizes");
+  llvm::Value* inArr = ptrArray(ins, k.symbol + ".in");
+  llvm::Value* outArr = ptrArray(outs, k.symbol + ".out");
+  llvm::Value* units = dim(iface.units);
+  // Chunks of at least ~16K elements keep the pool's overhead small.
+  llvm::Value* work = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, dim(iface.workPerUnit), b_.getInt64(1));
+  llvm::Value* grain =
+      b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, b_.CreateUDiv(b_.getInt64(16384), work), b_.getInt64(1));
+  std::vector<llvm::Value*> holds;
+  for (const GuardPlan& g : k.guards) holds.push_back(g.proved ? b_.getTrue() : guardHolds(g));
+  if (!gpu_ && k.tuning) {
+    launchTuned(k, kIndex, inArr, outArr, sizes, units, work);
+    return;
+  }
+  if (gpu_) prepareGpuLaunch(k, kIndex, ins, outs, holds);
+  auto* join = llvm::BasicBlock::Create(ctx_, k.symbol + ".done", hostFn_);
+  versionCascade(k, k.symbol, k.symbol + ".", holds, join, [&](size_t v) {
+    if (gpu_) launchGpuVersion(k, kIndex, v, ins, outs);
+    else checked(launch_, {ctxArg_, kernelFns_[kIndex][v], inArr, outArr, sizes, units, grain});
+  });
+  b_.SetInsertPoint(join);
+}
+
+void HostEmitter::versionCascade(const KernelPlan& p, const std::string& symbol, const std::string& prefix,
+                                 const std::vector<llvm::Value*>& holds, llvm::BasicBlock* join,
+                                 const std::function<void(size_t)>& call) {
+  for (size_t v = 0; v < p.versions.size(); ++v) {
+    const KernelVariant& kv = p.versions[v];
+    llvm::Value* cond = b_.getTrue();
+    for (size_t gi = 0; gi < p.guards.size(); ++gi) {
+      const GuardPlan& g = p.guards[gi];
+      if (assumes(kv, g) && !g.proved) cond = b_.CreateAnd(cond, holds[gi]);
+    }
+    bool last = v + 1 == p.versions.size();
+    auto* body = llvm::BasicBlock::Create(ctx_, prefix + kv.name(), hostFn_);
+    auto* next = last ? nullptr : llvm::BasicBlock::Create(ctx_, symbol + ".try", hostFn_);
+    if (last) b_.CreateBr(body);
+    else b_.CreateCondBr(cond, body, next);
+    b_.SetInsertPoint(body);
+    call(v);
+    b_.CreateBr(join);
+    if (next) b_.SetInsertPoint(next);
+  }
+}
+
+std::string HostEmitter::emitKernel(const Operation& op) {
+  const KernelPlan* k = kernelOf(plan_, &op);
+  if (!k) return err("fusion %" + op.result()->name + " has no plan");
+  size_t kIndex = k - plan_.kernels.data();
+  std::vector<llvm::Value*> outs;
+  for (const auto& r : op.results) outs.push_back(address(r.get()));
+  if (!k->gemm) {
+    std::vector<llvm::Value*> ins;
+    for (const Value* v : op.operands) ins.push_back(address(v));
+    launch(*k, kIndex, ins, outs);
+    return "";
+  }
+  const GemmPlan& g = *k->gemm;
+  auto operandBase = [&](const GemmOperandPlan& o, const std::string& name) -> llvm::Value* {
+    llvm::Value* src = address(op.operands.at(o.operand));
+    if (o.copyDims.empty()) return src;
+    llvm::Value* dst = slotPtr_[buffers_.tempSlot.at({&op, name})];
+    std::vector<llvm::Value*> ds, ss;
+    for (const DimExpr& d : o.copyDims) ds.push_back(dim(d));
+    for (const DimExpr& s : o.copyStrides) ss.push_back(dim(s));
+    if (gpu_) launchGpu(gpuKernel(kIndex, 0, name), {src}, {dst});
+    else
+      checked(copy_, {ctxArg_, dst, src, b_.getInt64(4), b_.getInt32(o.copyDims.size()), i64Array(ds, "copy.dims"),
+                      i64Array(ss, "copy.strides")});
+    return dst;
+  };
+  llvm::Value* a = operandBase(g.a, "a");
+  llvm::Value* bm = operandBase(g.b, "b");
+  llvm::Value* c = g.epilogue && !g.epilogueInPlace ? slotPtr_[buffers_.tempSlot.at({&op, "c"})] : outs[0];
+  std::vector<llvm::Value*> bd, sa, sb, sc;
+  for (size_t q = 0; q < g.batchDims.size(); ++q) {
+    bd.push_back(dim(g.batchDims[q]));
+    sa.push_back(dim(g.a.batchStrides[q]));
+    sb.push_back(dim(g.b.batchStrides[q]));
+    sc.push_back(dim(g.batchStridesC[q]));
+  }
+  std::vector<llvm::Value*> gemmArgs = {ctxArg_, b_.getInt32(g.a.trans), b_.getInt32(g.b.trans), dim(g.M), dim(g.N),
+                                        dim(g.K), a, dim(g.a.ld), bm, dim(g.b.ld), c, dim(g.ldc),
+                                        b_.getInt32(g.batchDims.size()), i64Array(bd, "batch.dims"),
+                                        i64Array(sa, "batch.sa"), i64Array(sb, "batch.sb"), i64Array(sc, "batch.sc")};
+  if (gpu_) gemmArgs.push_back(b_.getInt32(0));  // exact fp32, no TF32
+  DType gdt = g.matmul->operands[0]->type.dtype;
+  checked(gdt == DType::F16 ? hgemm_ : gdt == DType::BF16 ? bgemm_ : gemm_, gemmArgs);
+  if (!g.epilogue) return "";
+  std::vector<llvm::Value*> ins = {c};
+  for (size_t idx : g.epilogueOperands) ins.push_back(address(op.operands.at(idx)));
+  launch(*k, kIndex, ins, outs);
+  return "";
+}
+
+}  // namespace dscc::codegen

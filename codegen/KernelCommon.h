@@ -1,0 +1,76 @@
+// Helpers every kernel lowering shares (internal to codegen/): error text, operand access along a space, element counts, operand strides.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace llvm {
+class IRBuilderBase;
+class Type;
+class Value;
+}  // namespace llvm
+
+namespace dscc::codegen {
+
+class DimEmitter;
+
+/// "codegen: " + m, the prefix of every error code generation returns.
+inline std::string err(const std::string& m) { return "codegen: " + m; }
+
+/// The name of op's first result ("?" when it has none), for messages.
+inline std::string nameOf(const Operation& op) { return op.results.empty() ? "?" : op.result()->name; }
+
+/// The `kind` attribute of a fusion op (loop, stitch, ...; "" when it has none).
+inline std::string fusionKind(const Operation& f) {
+  const Attribute* kind = f.attr("kind");
+  return kind && kind->kind == Attribute::Kind::String ? kind->s : "";
+}
+
+/// How an operand is read along one dim of the space its dims right-align to
+/// (a loop kernel's iteration space, a reduction's frame).
+enum class Access {
+  Contig,  ///< the operand has this dim at full size: its natural stride
+  Bcast,   ///< the operand lacks the dim or has the literal 1: stride 0
+  Dynamic  ///< a symbolic size that may be 1 at run time: chosen at run time
+};
+
+/// How an operand of type `t` is read along dim `j` of `space`.
+inline Access accessOf(const Type& t, const std::vector<DimExpr>& space, size_t j) {
+  size_t lead = space.size() - t.rank();
+  if (j < lead) return Access::Bcast;
+  const DimExpr& d = t.dims[j - lead];
+  if (d.isConst() && d.constValue() == 1) return Access::Bcast;
+  // Equal to the space's dim, or a constant other than 1 (which a valid
+  // broadcast can only stretch to itself): always read at full size.
+  if (d == space[j] || d.isConst()) return Access::Contig;
+  return Access::Dynamic;
+}
+
+/// The product of dims[begin, end) (end clamped to the size), folded left
+/// from 1: equal inputs give equal expressions, which DimEmitter caches.
+inline DimExpr product(const std::vector<DimExpr>& dims, size_t begin = 0, size_t end = SIZE_MAX) {
+  DimExpr p(1);
+  for (size_t k = begin; k < end && k < dims.size(); ++k) p = p * dims[k];
+  return p;
+}
+
+/// The number of elements of `t`.
+inline DimExpr numel(const Type& t) { return product(t.dims); }
+
+/// The element stride, in `idxTy`, of dim `d` of a row-major operand of type
+/// `t` read with access `a` (not Bcast): its natural stride, and for Dynamic
+/// 0 where the dim is 1 at run time (a broadcast the plan could not prove).
+llvm::Value* emitOperandStride(llvm::IRBuilderBase& b, DimEmitter& dims, const Type& t, size_t d, Access a,
+                               llvm::Type* idxTy);
+
+/// The value of reduction `r` (register form of its result dtype) from its
+/// accumulator `acc` (floating point, or i64): reduce_mean divides by `count`
+/// (i64; 0/0 is NaN in floating point as numpy, 0 in integers), then the
+/// value is rounded or truncated to the dtype.
+llvm::Value* finishReduction(llvm::IRBuilderBase& b, const Operation& r, llvm::Value* acc, llvm::Value* count);
+
+}  // namespace dscc::codegen
