@@ -49,6 +49,12 @@ DimExpr numel(const Type& t) {
   return p;
 }
 
+// The stitch lowering's form: argmax aside, a reduction of the last axis alone.
+bool lastAxisReduction(const Operation& op) {
+  size_t r = op.operands[0]->type.rank();
+  return op.kind != OpKind::ArgMax && r > 0 && reducedAxes(op) == std::vector<size_t>{r - 1};
+}
+
 // Reduced axes are the trailing ones: a row reduction.
 bool isRowReduction(const Operation& op) {
   const Type& in = op.operands[0]->type;
@@ -214,6 +220,8 @@ struct Planner {
     bool hasRowReduction = false;
     // Data movement (injective ops other than reshape) is in the group.
     bool hasMovement = false;
+    bool hasArgmax = false;  // argmax: no stitch lowering takes it
+    std::vector<const Operation*> reductions;  // in the group, in joining order
     // The input dims of the group's first reduction used at full size (a stitch).
     std::vector<DimExpr> stitchRows;
     bool stitch = false;
@@ -227,7 +235,7 @@ struct Planner {
   }
 
   static bool movesData(const Operation& op) {
-    return opPattern(op) == OpPattern::Injective && op.kind != OpKind::Reshape;
+    return (opPattern(op) == OpPattern::Injective && op.kind != OpKind::Reshape) || op.kind == OpKind::BroadcastTo;
   }
 
   bool sameDims(const std::vector<DimExpr>& a, const std::vector<DimExpr>& b) {
@@ -283,20 +291,31 @@ struct Planner {
     if (c == Cls::Reduction) {
       DimExpr in = numel(p->operands[0]->type);
       std::set<const Value*> seen;
-      if (same(in, gi.space) && !reachesFullSize(p->result(), g, seen)) return true;  // several reductions, one input kernel
+      bool full = same(in, gi.space) && reachesFullSize(p->result(), g, seen);
+      if (same(in, gi.space) && !full && !gi.stitch) return true;  // several reductions, one input kernel
       if (same(in, gi.space)) {
-        // Its result is used in the group at the full size: a stitch.
+        // Its result is used in the group at the full size (or the group is
+        // a stitch already): it must be a stitch the stitch lowering takes.
         const std::vector<DimExpr>& dims = p->operands[0]->type.dims;
-        if (!isRowReduction(*p) || gi.hasMovement || (gi.stitch && !sameDims(gi.stitchRows, dims))) {
-          why = "reduction %" + p->result()->name + " would be re-read at its input's size (a stitch) but " +
-                (!isRowReduction(*p) ? "it does not reduce the last axes"
-                 : gi.hasMovement   ? "the kernel moves data"
-                                    : "its rows differ from the kernel's");
+        std::string no = !lastAxisReduction(*p)                               ? "it does not reduce the last axis alone"
+                         : gi.hasMovement                                     ? "the kernel moves data"
+                         : gi.hasArgmax                                       ? "the kernel holds an argmax"
+                         : gi.stitch && !sameDims(gi.stitchRows, dims)        ? "its rows differ from the kernel's"
+                                                                              : "";
+        for (const Operation* r : gi.reductions)
+          if (no.empty() && (!lastAxisReduction(*r) || !sameDims(r->operands[0]->type.dims, dims)))
+            no = "the kernel holds reduction %" + r->result()->name + " of other rows";
+        if (!no.empty()) {
+          why = "reduction %" + p->result()->name + " would be re-read at its input's size (a stitch) but " + no;
           return false;
         }
         if (!gi.stitch) gi.stitchRows = dims;
         gi.stitch = true;
         return true;
+      }
+      if (gi.stitch) {
+        why = "reduction %" + p->result()->name + " over " + in.str() + " elements does not match the stitch's rows";
+        return false;
       }
       if (same(out, gi.space)) {
         gi.space = in;  // the group becomes the reduction's loop with an epilogue
@@ -361,6 +380,8 @@ struct Planner {
       group[p] = g;
       if (classify(*p, freeOps) == Cls::Reduction && isRowReduction(*p)) info[g].hasRowReduction = true;
       if (movesData(*p)) info[g].hasMovement = true;
+      if (p->kind == OpKind::ArgMax) info[g].hasArgmax = true;
+      if (classify(*p, freeOps) == Cls::Reduction) info[g].reductions.push_back(p);
       // Views between this op and its kernel move in with it.
       for (auto& r : p->results)
         for (Operation* u : usersOf(f, r.get()))
