@@ -14,6 +14,10 @@ bounds and steps (constant and symbolic dims), concat, gather with negative
 indices, iota, broadcast_to, casts, softmax / log_softmax / layer_norm on any
 axis, and matmul with batch broadcasting; chains of these.
 
+Planner: `dscc-opt --default-pipeline` (next to dscc) must plan it without a
+stitch that the stitch lowering refuses (such a kernel would run as a generic
+kernel that re-reads its reductions per element).
+
 cpu: every program is compiled once (`dscc compile`); it must compile (any
 refusal fails the test). It then runs at 4 to 6 sizes (every symbol at the low
 end of its range, 0 where the range allows, 1, the high end, 7/8/9 around the
@@ -472,6 +476,16 @@ def run_one(dscc, seed, k, target, keep, verbose):
         src = os.path.join(tmp, "p.dsc")
         open(src, "w").write(text)
         so = os.path.join(tmp, "p.so")
+        # The planner test: the stitches the planner forms are the ones the
+        # stitch lowering takes (a refused stitch would run as a generic
+        # kernel re-reading its reductions per element).
+        opt = os.path.join(os.path.dirname(dscc), "dscc-opt")
+        c = subprocess.run([opt, src, "--default-pipeline", "--fusion-remarks"], capture_output=True, text=True,
+                           timeout=300)
+        if c.returncode != 0 or "the stitch lowering refused" in c.stdout:
+            return fail(tag, "planner: " + (c.stderr.strip() or "a stitch the stitch lowering refuses:\n" +
+                                           "\n".join(l for l in c.stdout.splitlines() if "stitch lowering refused" in l)),
+                        text, keep, k)
         cmd = [dscc, "compile", src, "-o", so]
         if target != "cpu":
             cmd.append("--target=" + target)
