@@ -19,5 +19,7 @@ Command addRunCommand(CLI::App& app);
 Command addCompileCommand(CLI::App& app);
 /// `dscc explain FILE --dim ...`: kernels and the versions that run at given sizes.
 Command addExplainCommand(CLI::App& app);
+/// `dscc import model.onnx -o model.dsc`: an ONNX model as a program (tools/ImportCommand.cpp).
+Command addImportCommand(CLI::App& app);
 
 }  // namespace dscc::tools

@@ -33,8 +33,8 @@ struct Frontend {
 bool targetPlanOptions(const std::string& target, int vectorWidth, const std::string& rowSchedule,
                        codegen::PlanOptions& out, std::ostream& err);
 
-/// Loads `file` and prepares function `funcName` (default: @main or the only
-/// one). Errors go to `err` as located diagnostics; returns null after any.
+/// Loads `file` (a .dsc program, or an ONNX model imported by frontend/) and
+/// prepares function `funcName` (default: @main or the only one). Errors go to `err` as located diagnostics; returns null after any.
 std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string& funcName,
                                       const codegen::PlanOptions& opts, std::ostream& err);
 

@@ -20,6 +20,7 @@
 #include "ir/Npy.h"
 #include "ir/Parser.h"
 #ifndef DSCC_RUNTIME_ONLY
+#include "frontend/OnnxImporter.h"
 #include "passes/Pipeline.h"
 #endif
 #include "runtime/dscc_cuda.h"
@@ -216,13 +217,26 @@ int runInterpreted(const RunOpts& o) {
   SourceMgr sm;
   DiagEngine diags(sm, std::cerr);
   std::string err;
-  int id = sm.addFile(o.file, &err);
-  if (id < 0) {
-    error(err);
-    return 1;
-  }
   std::unique_ptr<Module> m;
-  Function* f = loadFunction(m, sm, id, diags, o.func, o.file);
+  Function* f = nullptr;
+#ifndef DSCC_RUNTIME_ONLY
+  if (frontend::isOnnxPath(o.file)) {
+    // An ONNX model: imported, then as a parsed program.
+    m = frontend::importOnnxModule(o.file, frontend::ImportOptions{}, sm, diags, std::cerr);
+    PipelineOptions popts;
+    std::ostringstream passOut;
+    if (!m || !runPasses(*m, {lookupPass("infer-shapes")}, diags, popts, passOut)) return 1;
+    f = m->entry();
+  }
+#endif
+  if (!f) {
+    int id = sm.addFile(o.file, &err);
+    if (id < 0) {
+      error(err);
+      return 1;
+    }
+    f = loadFunction(m, sm, id, diags, o.func, o.file);
+  }
   if (!f) return 1;
   std::vector<Tensor> inputs, outputs;
   if (!prepareInputs(*f, o, inputs)) return 1;
@@ -578,6 +592,23 @@ int cmdRun(const RunOpts& o) {
     return 1;
   }
   if (isSharedLibrary(o.file)) return runCompiled(o);
+#ifndef DSCC_RUNTIME_ONLY
+  if (frontend::isOnnxPath(o.file)) {
+    // -i takes the ONNX input names; the program's arguments are sanitised ones.
+    frontend::Imported names;
+    SourceMgr sm;
+    DiagEngine diags(sm, std::cerr);
+    if (!frontend::importOnnxModule(o.file, frontend::ImportOptions{}, sm, diags, std::cerr, &names)) return 1;
+    RunOpts r = o;
+    for (std::string& spec : r.inputs) {
+      size_t eq = spec.find('=');
+      if (eq == std::string::npos) continue;
+      auto it = names.inputNames.find(spec.substr(0, eq));
+      if (it != names.inputNames.end()) spec = it->second + spec.substr(eq);
+    }
+    return r.target.empty() ? runInterpreted(r) : compileAndRun(r);
+  }
+#endif
   if (o.target.empty()) return runInterpreted(o);
   return compileAndRun(o);
 }
@@ -589,7 +620,8 @@ namespace dscc::tools {
 Command addRunCommand(CLI::App& app) {
   auto o = std::make_shared<RunOpts>();
   auto* run = app.add_subcommand(
-      "run", "run a .dsc program in the reference interpreter, or a compiled model (.so from `dscc compile`)");
+      "run", "run a .dsc program or ONNX model (.onnx) in the reference interpreter, or a compiled model (.so from "
+      "`dscc compile`)");
   run->add_option("file", o->file, "the .dsc program or compiled model .so")->required();
   run->add_option("-i,--input", o->inputs, "NAME=FILE.npy: an input (repeatable)")->allow_extra_args(false);
   run->add_flag("--random", o->random, "fill inputs not given with -i with random data");
