@@ -78,6 +78,9 @@ DimExpr product(const std::vector<DimExpr>& dims, size_t from, size_t to);
 /// Throws ImportError for what it cannot convert.
 void convertNode(Ctx& c, const onnx::NodeProto& n);
 
+/// The less common operators (frontend/OnnxMoreOps.cpp); false if `n`'s op is not one of them.
+bool convertMore(Ctx& c, const onnx::NodeProto& n);
+
 /// Tries to fold a node over known values (shape arithmetic); true if it did.
 bool foldNode(Ctx& c, const onnx::NodeProto& n);
 

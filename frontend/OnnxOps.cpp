@@ -262,7 +262,7 @@ void Conv::run() {
     if (!attrInt(n, "select_last_index", 0)) return out(emit(OpKind::ArgMax, {x}, a));
     // The last index: the first one of the reversed axis, mirrored.
     Value* rev = emit(OpKind::Slice, {x}, {{"axes", ints({axis})}, {"starts", ints({-1})},
-                                            {"ends", ints({std::numeric_limits<int64_t>::min()})},
+                                            {"ends", ints({-(int64_t(1) << 62)})},
                                             {"steps", ints({-1})}});
     Value* i = emit(OpKind::ArgMax, {rev}, a);
     Value* last = c.dimValue(x->type.dims[axis] - 1);
@@ -437,7 +437,13 @@ void Conv::more() {
     if (starts.size() != ends.size() || ax.size() != starts.size() || steps.size() != starts.size())
       unsupported("starts, ends, axes and steps differ in length");
     for (auto& a : ax) a = axisOf(a, x->type.rank());
-    // Symbolic bounds are sizes (non-negative); ONNX's huge sentinels clamp.
+    // Symbolic bounds are sizes (non-negative); ONNX's huge sentinels (INT64_MIN/MAX) clamp to +-2^62.
+    auto clampBound = [](DimExpr& d) {
+      constexpr int64_t big = int64_t(1) << 62;
+      if (d.isConst()) d = DimExpr(std::clamp(d.constValue(), -big, big));
+    };
+    for (auto& d : starts) clampBound(d);
+    for (auto& d : ends) clampBound(d);
     return out(emit(OpKind::Slice, {x}, {{"axes", ints(ax)}, {"starts", dims(starts)}, {"ends", dims(ends)},
                                           {"steps", ints(steps)}}));
   }
@@ -447,8 +453,8 @@ void Conv::more() {
     DimExpr total = x->type.dims[axis];
     std::vector<DimExpr> sizes;
     if (c.opset >= 13 && input(c, n, 1)) sizes = knownInts(c, n, 1, "split");
-    else if (c.opset < 13 && findAttr(n, "split"))
-      for (int64_t v : *attrInts(n, "split")) sizes.push_back(DimExpr(v));
+    else if (auto attr = attrInts(n, "split"); c.opset < 13 && attr)
+      for (int64_t v : *attr) sizes.push_back(DimExpr(v));
     if (sizes.empty()) {
       int64_t parts = c.opset >= 18 && findAttr(n, "num_outputs") ? attrInt(n, "num_outputs", 1) : n.output_size();
       DimExpr each = c.opset >= 18 ? DimExpr::ceilDiv(total, DimExpr(parts)) : DimExpr::div(total, DimExpr(parts));
@@ -475,6 +481,14 @@ void Conv::more() {
   if (op == "Range") {
     OValue &s = need(c, n, 0), &l = need(c, n, 1), &d = need(c, n, 2);
     DType dt = s.type.dtype;
+    if (isFloat(dt)) {
+      if (!s.cst || !l.cst || !d.cst) unsupported("start, limit and delta must be known when importing (constants)");
+      double st = s.cst->getF(0), li = l.cst->getF(0), de = d.cst->getF(0);
+      if (de == 0) unsupported("delta must not be 0");
+      int64_t len = std::max<int64_t>(0, int64_t(std::ceil((li - st) / de)));
+      Value* i = emit(OpKind::Iota, {}, {{"axis", Attribute::makeInt(0)}}, Type{dt, {DimExpr(len)}});
+      return out(bin(OpKind::Add, bin(OpKind::Mul, i, k(i, de)), k(i, st)));
+    }
     if (!s.elems || !l.elems || !d.elems)
       unsupported("start, limit and delta must be known when importing (constants or sizes)");
     DimExpr st = (*s.elems)[0], li = (*l.elems)[0], de = (*d.elems)[0];
@@ -502,6 +516,7 @@ void Conv::more() {
     return out(reshape(b, flat));
   }
   if (op == "Size" || op == "Shape") unsupported("internal: not folded");
+  if (convertMore(c, n)) return;
   unsupported("not supported");
 }
 

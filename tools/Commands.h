@@ -3,6 +3,9 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
+
+#include "frontend/OnnxImporter.h"
 
 namespace dscc::tools {
 
@@ -21,5 +24,10 @@ Command addCompileCommand(CLI::App& app);
 Command addExplainCommand(CLI::App& app);
 /// `dscc import model.onnx -o model.dsc`: an ONNX model as a program (tools/ImportCommand.cpp).
 Command addImportCommand(CLI::App& app);
+/// Adds the import options (`--symbolic-dims`, `--where FACT`, `--const
+/// NAME=FILE.npy`) to `cmd`, stored into `o`; they apply to ONNX models.
+void addImportOptions(CLI::App* cmd, const std::shared_ptr<frontend::ImportOptions>& o);
+/// The import options as command-line arguments again (for a child `dscc compile`).
+std::vector<std::string> importOptionArgs(const frontend::ImportOptions& o);
 
 }  // namespace dscc::tools

@@ -67,12 +67,13 @@ bool targetPlanOptions(const std::string& target, int vectorWidth, const std::st
 }
 
 std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string& funcName,
-                                      const codegen::PlanOptions& opts, std::ostream& err) {
+                                      const codegen::PlanOptions& opts, std::ostream& err,
+                                      const frontend::ImportOptions& onnx) {
   auto fe = std::make_unique<Frontend>();
   fe->diags = std::make_unique<DiagEngine>(fe->sm, err);
   if (frontend::isOnnxPath(file)) {
     // An ONNX model is imported; its program text is what the artifact embeds.
-    fe->module = frontend::importOnnxModule(file, frontend::ImportOptions{}, fe->sm, *fe->diags, err);
+    fe->module = frontend::importOnnxModule(file, onnx, fe->sm, *fe->diags, err);
     if (!fe->module) return nullptr;
     fe->source = fe->sm.text(fe->module->file);
   } else {

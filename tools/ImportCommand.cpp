@@ -11,22 +11,11 @@ namespace {
 
 struct ImportOpts {
   std::string file, output;
-  bool symbolicDims = false;
-  std::vector<std::string> facts, consts;
+  std::shared_ptr<frontend::ImportOptions> io = std::make_shared<frontend::ImportOptions>();
 };
 
 int cmdImport(const ImportOpts& o) {
-  frontend::ImportOptions io;
-  io.symbolicDims = o.symbolicDims;
-  io.facts = o.facts;
-  for (const std::string& c : o.consts) {
-    size_t eq = c.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == c.size()) {
-      std::cerr << "dscc: error: bad --const '" << c << "' (expected NAME=FILE.npy)\n";
-      return 1;
-    }
-    io.consts[c.substr(0, eq)] = c.substr(eq + 1);
-  }
+  const frontend::ImportOptions& io = *o.io;
   if (!frontend::isOnnxPath(o.file)) {
     std::cerr << "dscc: error: '" << o.file << "' is not an ONNX model (expected a .onnx file)\n";
     return 1;
@@ -61,12 +50,35 @@ Command addImportCommand(CLI::App& app) {
   cmd->add_option("file", o->file, "the ONNX model (.onnx)")->required();
   cmd->add_option("-o,--output", o->output, "the .dsc program to write (weights: STEM.NAME.npy beside it); without it, "
                                             "the program goes to standard output (models without weights)");
-  cmd->add_flag("--symbolic-dims", o->symbolicDims, "make every static dim of a graph input a symbol (INPUT_dK)");
-  cmd->add_option("--where", o->facts, "FACT: a fact about the symbols, e.g. 'batch in [1, 64]' (repeatable)")
-      ->allow_extra_args(false);
-  cmd->add_option("--const", o->consts, "NAME=FILE.npy: bind graph input NAME to a constant (repeatable)")
-      ->allow_extra_args(false);
+  addImportOptions(cmd, o->io);
   return {cmd, [o] { return cmdImport(*o); }};
+}
+
+void addImportOptions(CLI::App* cmd, const std::shared_ptr<frontend::ImportOptions>& o) {
+  cmd->add_flag("--symbolic-dims", o->symbolicDims,
+                "ONNX models: make every static dim of a graph input a symbol (INPUT_dK)");
+  cmd->add_option("--where", o->facts, "ONNX models: FACT about the symbols, e.g. 'batch in [1, 64]' (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option_function<std::vector<std::string>>(
+         "--const",
+         [o](const std::vector<std::string>& v) {
+           for (const std::string& c : v) {
+             size_t eq = c.find('=');
+             if (eq == std::string::npos || eq == 0 || eq + 1 == c.size())
+               throw CLI::ValidationError("--const", "bad '" + c + "' (expected NAME=FILE.npy)");
+             o->consts[c.substr(0, eq)] = c.substr(eq + 1);
+           }
+         },
+         "ONNX models: NAME=FILE.npy binds graph input NAME to a constant (repeatable)")
+      ->allow_extra_args(false);
+}
+
+std::vector<std::string> importOptionArgs(const frontend::ImportOptions& o) {
+  std::vector<std::string> a;
+  if (o.symbolicDims) a.push_back("--symbolic-dims");
+  for (const auto& f : o.facts) a.push_back("--where=" + f);
+  for (const auto& [name, file] : o.consts) a.push_back("--const=" + name + "=" + file);
+  return a;
 }
 
 }  // namespace dscc::tools

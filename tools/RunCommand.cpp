@@ -67,6 +67,8 @@ struct RunOpts {
   int bench = 0;
   // --target: a .dsc is compiled for it first; a .so must have been compiled for it.
   std::string target;
+  // ONNX models: how they are imported.
+  std::shared_ptr<frontend::ImportOptions> onnx = std::make_shared<frontend::ImportOptions>();
 };
 
 void error(const std::string& msg) { std::cerr << "dscc: error: " << msg << "\n"; }
@@ -222,7 +224,7 @@ int runInterpreted(const RunOpts& o) {
 #ifndef DSCC_RUNTIME_ONLY
   if (frontend::isOnnxPath(o.file)) {
     // An ONNX model: imported, then as a parsed program.
-    m = frontend::importOnnxModule(o.file, frontend::ImportOptions{}, sm, diags, std::cerr);
+    m = frontend::importOnnxModule(o.file, *o.onnx, sm, diags, std::cerr);
     PipelineOptions popts;
     std::ostringstream passOut;
     if (!m || !runPasses(*m, {lookupPass("infer-shapes")}, diags, popts, passOut)) return 1;
@@ -398,6 +400,7 @@ int compileAndRun(const RunOpts& o) {
   std::string so = (dir / "model.so").string();
   std::vector<std::string> args = {self.string(), "compile", o.file, "--target=" + o.target, "-o", so};
   if (!o.func.empty()) args.push_back("--func=" + o.func);
+  for (const std::string& a : tools::importOptionArgs(*o.onnx)) args.push_back(a);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -598,7 +601,7 @@ int cmdRun(const RunOpts& o) {
     frontend::Imported names;
     SourceMgr sm;
     DiagEngine diags(sm, std::cerr);
-    if (!frontend::importOnnxModule(o.file, frontend::ImportOptions{}, sm, diags, std::cerr, &names)) return 1;
+    if (!frontend::importOnnxModule(o.file, *o.onnx, sm, diags, std::cerr, &names)) return 1;
     RunOpts r = o;
     for (std::string& spec : r.inputs) {
       size_t eq = spec.find('=');
@@ -643,6 +646,9 @@ Command addRunCommand(CLI::App& app) {
                   "compiled; a .so must have been compiled for it");
   run->add_option("--bench", o->bench, "compiled models: after the first (warm-up) call, time N more calls and "
                                        "print median/min/max ms");
+#ifndef DSCC_RUNTIME_ONLY
+  addImportOptions(run, o->onnx);
+#endif
   return {run, [o] { return cmdRun(*o); }};
 }
 
