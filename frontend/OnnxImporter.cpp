@@ -175,7 +175,8 @@ Value* Ctx::constant(std::shared_ptr<const Tensor> t, const std::string& name) {
   Type ty{t->dtype, {}};
   for (int64_t d : t->shape) ty.dims.push_back(DimExpr(d));
   int64_t n = t->numel();
-  bool literal = n > 0 && n <= 16 && t->dtype != DType::F16 && t->dtype != DType::BF16;
+  // Small integer tensors (shapes, axes) and tiny float ones are literals; the rest weight files.
+  bool literal = n > 0 && n <= (isFloat(t->dtype) ? 4 : 16) && t->dtype != DType::F16 && t->dtype != DType::BF16;
   if (literal && isFloat(t->dtype))
     for (int64_t k = 0; k < n; ++k) literal &= std::isfinite(t->getF(k));
   if (literal) {
@@ -294,15 +295,15 @@ namespace {
 // The dims of a graph input's type; symbols record where their size comes from.
 Type inputType(Ctx& c, const onnx::ValueInfoProto& vi, const ImportOptions& opts) {
   if (!vi.type().has_tensor_type())
-    throw ImportError("graph input '" + vi.name() + "' is not a tensor");
+    throw ImportError("not a tensor (sequences, maps and optionals are not supported)");
   const auto& tt = vi.type().tensor_type();
   Type ty;
   ty.dtype = dtypeOf(tt.elem_type());
-  if (!tt.has_shape()) throw ImportError("graph input '" + vi.name() + "' has no shape (not even its rank)");
+  if (!tt.has_shape()) throw ImportError("no shape (not even its rank)");
   for (int k = 0; k < tt.shape().dim_size(); ++k) {
     const auto& d = tt.shape().dim(k);
     if (d.has_dim_value() && !opts.symbolicDims) {
-      if (d.dim_value() < 0) throw ImportError("graph input '" + vi.name() + "' has a negative dim");
+      if (d.dim_value() < 0) throw ImportError("a negative dim");
       ty.dims.push_back(DimExpr(d.dim_value()));
     } else {
       std::string s = d.has_dim_param() && !d.dim_param().empty() ? sanitize(d.dim_param())
@@ -416,6 +417,7 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
       c.vals[vi.name()] = c.wrap(arg.get());
       c.f->args.push_back(std::move(arg));
     }
+    where = "";
     for (const auto& [name, file] : opts.consts) {
       bool found = false;
       for (const auto& vi : g.input()) found |= vi.name() == name;

@@ -189,6 +189,12 @@ void Conv::run() {
   if (op == "LeakyRelu" || op == "PRelu") {
     Value* x = in(0);
     Value* slope = op == "PRelu" ? in(1) : k(x, attrFloat(n, "alpha", 0.01));
+    // Before opset 7 a 1-D slope is per channel (dim 1), not numpy-broadcast.
+    if (op == "PRelu" && c.opset < 7 && slope->type.rank() == 1 && x->type.rank() > 2) {
+      std::vector<DimExpr> d(x->type.rank() - 1, DimExpr(1));
+      d[0] = slope->type.dims[0];
+      slope = reshape(slope, d);
+    }
     return out(sel(bin(OpKind::Lt, x, k(x, 0)), bin(OpKind::Mul, x, slope), x));
   }
   if (op == "Elu" || op == "Selu") {
@@ -496,7 +502,8 @@ void Conv::more() {
     DimExpr len = DimExpr::max(DimExpr(0), DimExpr::ceilDiv(li - st, de));
     if (de.constValue() < 0) len = DimExpr::max(DimExpr(0), DimExpr::ceilDiv(st - li, -de));
     Value* i = emit(OpKind::Iota, {}, {{"axis", Attribute::makeInt(0)}}, Type{dt, {len}});
-    Value* r = bin(OpKind::Add, bin(OpKind::Mul, i, cast(c.use(d), dt)), cast(c.use(s), dt));
+    Value* r = de == DimExpr(1) ? i : bin(OpKind::Mul, i, cast(c.use(d), dt));
+    if (st != DimExpr(0)) r = bin(OpKind::Add, r, cast(c.use(s), dt));
     return out(r);
   }
   if (op == "Tile") {
