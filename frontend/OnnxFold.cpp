@@ -102,6 +102,16 @@ bool foldBinary(Ctx& c, const onnx::NodeProto& n, const std::string& op) {
       } else {
         return false;
       }
+    } else if (op == "Mod") {
+      if (p.isConst() && q.isConst() && q.constValue() != 0) {
+        int64_t m = p.constValue() % q.constValue();
+        if (m != 0 && (m < 0) != (q.constValue() < 0)) m += q.constValue();
+        r.push_back(DimExpr(m));
+      } else if (q.isConst() && q.constValue() > 0) {
+        r.push_back(DimExpr::mod(p, q));
+      } else {
+        return false;
+      }
     } else if (op == "Max") r.push_back(DimExpr::max(p, q));
     else if (op == "Min") r.push_back(DimExpr::min(p, q));
     else if (op == "Equal" || op == "Less" || op == "Greater") {
@@ -186,7 +196,7 @@ bool foldNode(Ctx& c, const onnx::NodeProto& n) {
     define(c, n, 0, known(in(0)->type.dtype, e, in(0)->type.rank() == 1));
     return true;
   }
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min" || op == "Equal" ||
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Mod" || op == "Max" || op == "Min" || op == "Equal" ||
       op == "Less" || op == "Greater") {
     if (n.input_size() != 2) return false;
     return foldBinary(c, n, op);

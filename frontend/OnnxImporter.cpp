@@ -306,8 +306,16 @@ Type inputType(Ctx& c, const onnx::ValueInfoProto& vi, const ImportOptions& opts
       if (d.dim_value() < 0) throw ImportError("a negative dim");
       ty.dims.push_back(DimExpr(d.dim_value()));
     } else {
-      std::string s = d.has_dim_param() && !d.dim_param().empty() ? sanitize(d.dim_param())
-                                                                   : sanitize(vi.name() + "_d" + std::to_string(k));
+      const std::string& p = d.dim_param();
+      if (d.has_dim_param() && !p.empty() && sanitize(p) != p) {
+        // A dim_param that is an expression over names (`batch*seq`) is that expression.
+        std::string why;
+        if (auto e = parseDimExpr(p, &why); e && !e->isConst()) {
+          ty.dims.push_back(*e);
+          continue;
+        }
+      }
+      std::string s = d.has_dim_param() && !p.empty() ? sanitize(p) : sanitize(vi.name() + "_d" + std::to_string(k));
       ty.dims.push_back(DimExpr::symbol(s));
     }
   }

@@ -112,6 +112,24 @@ bool convertMore(Ctx& c, const onnx::NodeProto& n) {
     if (n.output_size() > 1 && !n.output(1).empty()) define(c, n, 1, c.wrap(x));
     return true;
   }
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    Value* x = b.in(0);
+    std::vector<int64_t> ax;
+    for (size_t d = 2; d < x->type.rank(); ++d) ax.push_back(int64_t(d));
+    if (ax.empty()) throw ImportError("the input must have rank >= 3");
+    OpKind kd = op == "GlobalMaxPool" ? OpKind::ReduceMax : OpKind::ReduceMean;
+    b.out(b.op(kd, {x}, {{"axes", intList(ax)}, {"keepdims", Attribute::makeBool(true)}}));
+    return true;
+  }
+  if (op == "EyeLike") {
+    Value* x = b.in(0);
+    if (x->type.rank() != 2) throw ImportError("the input must have rank 2");
+    DType dt = findAttr(n, "dtype") ? dtypeOf(int(attrInt(n, "dtype", 1))) : x->type.dtype;
+    const auto& d = x->type.dims;
+    Value* diff = b.sub(b.iota(DType::I64, d, 1), b.iota(DType::I64, d, 0));
+    b.out(b.cast(b.cmp(OpKind::Eq, diff, c.scalar(DType::I64, double(attrInt(n, "k", 0)))), dt));
+    return true;
+  }
   if (op == "Sinh" || op == "Cosh") {
     Value* x = b.in(0);
     Value *e = b.un(OpKind::Exp, x), *em = b.un(OpKind::Exp, b.un(OpKind::Neg, x));

@@ -397,7 +397,10 @@ void Conv::more() {
     if (op == "Squeeze") {
       std::vector<bool> drop(d.size(), false);
       if (!ax) {
-        for (size_t k2 = 0; k2 < d.size(); ++k2) drop[k2] = d[k2] == DimExpr(1);
+        for (size_t k2 = 0; k2 < d.size(); ++k2) {
+          if (!d[k2].isConst()) unsupported("without axes, every dim must be static (dim " + std::to_string(k2) + " is " + d[k2].str() + ")");
+          drop[k2] = d[k2] == DimExpr(1);
+        }
       } else {
         for (int64_t a : *ax) {
           int64_t k2 = axisOf(a, d.size());

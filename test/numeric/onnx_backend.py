@@ -121,8 +121,8 @@ def check_outputs(outdir, wants):
     return ""
 
 
-def test_model(dscc, testdir, work, compiled):
-    """(status, reason) of one test folder."""
+def test_model(dscc, testdir, work, compiled, extra):
+    """(status, reason) of one test folder; `extra`: import options for every command."""
     model_path = os.path.join(testdir, "model.onnx")
     os.makedirs(work, exist_ok=True)
     try:
@@ -135,7 +135,7 @@ def test_model(dscc, testdir, work, compiled):
     sets = sorted(glob.glob(os.path.join(testdir, "test_data_set_*")))
     # Import first: also checks `dscc import` and gives the arguments' names.
     dsc = os.path.join(work, "model.dsc")
-    rc, text = run([dscc, "import", model_path, "-o", dsc])
+    rc, text = run([dscc, "import", model_path, "-o", dsc] + extra)
     consts = []  # --const NAME=FILE: integer inputs that must be known when importing (shapes, axes)
     if rc == 1 and "must be known when importing" in text and sets:
         for i, pb in enumerate(sorted(glob.glob(os.path.join(sets[0], "input_*.pb")))):
@@ -148,7 +148,7 @@ def test_model(dscc, testdir, work, compiled):
                 npy = os.path.join(work, "const_%d.npy" % i)
                 np.save(npy, arr)
                 consts.append("--const=%s=%s" % (name, npy))
-        rc, text = run([dscc, "import", model_path, "-o", dsc] + consts)
+        rc, text = run([dscc, "import", model_path, "-o", dsc] + extra + consts)
     if rc != 0:
         return classify(rc, text)
     bound = set(c.split("=")[1] for c in consts)
@@ -173,7 +173,9 @@ def test_model(dscc, testdir, work, compiled):
                 continue
             npy = os.path.join(work, "set%d_in%d.npy" % (s, i))
             arr = numpy_helper.to_array(t)
-            if arr.dtype.kind not in "fiub":
+            if t.data_type == onnx.TensorProto.BFLOAT16:
+                arr = arr.view("V2")  # dscc's .npy spelling of bf16
+            if arr.dtype.kind not in "fiubV":
                 return "refused", "test input of dtype %s" % arr.dtype
             np.save(npy, arr)
             feeds.append((name, npy))
@@ -185,7 +187,7 @@ def test_model(dscc, testdir, work, compiled):
                 t.ParseFromString(f.read())
             wants.append(numpy_helper.to_array(t))
         out = os.path.join(work, "set%d_interp" % s)
-        cmd = [dscc, "run", model_path, "-o", out] + consts
+        cmd = [dscc, "run", model_path, "-o", out] + extra + consts
         for name, npy in feeds:
             cmd += ["-i", "%s=%s" % (name, npy)]
         rc, text = run(cmd)
@@ -199,7 +201,7 @@ def test_model(dscc, testdir, work, compiled):
             continue
         if so is None:
             so = os.path.join(work, "model.so")
-            rc, text = run([dscc, "compile", model_path, "-o", so] + consts)
+            rc, text = run([dscc, "compile", model_path, "-o", so] + extra + consts)
             if rc != 0:
                 st, why = classify(rc, text)
                 return st, "compile: " + why
@@ -225,6 +227,7 @@ def main():
     ap.add_argument("--suite", action="append", help="a suite (default: %s)" % " ".join(SUITES))
     ap.add_argument("--filter", default="", help="only tests whose name contains this")
     ap.add_argument("--compiled", action="store_true", help="also compile each model and run the library")
+    ap.add_argument("--symbolic-dims", action="store_true", help="import with --symbolic-dims (every input dim a symbol)")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--list", action="store_true", help="print every model's status")
     ap.add_argument("--keep", help="keep the work files in this folder")
@@ -241,7 +244,8 @@ def main():
                 jobs.append((suite, d))
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
-        futs = {ex.submit(test_model, a.dscc, d, os.path.join(work, suite, os.path.basename(d)), a.compiled):
+        futs = {ex.submit(test_model, a.dscc, d, os.path.join(work, suite, os.path.basename(d)), a.compiled,
+                           ["--symbolic-dims"] if a.symbolic_dims else []):
                 (suite, d) for suite, d in jobs}
         for fut in concurrent.futures.as_completed(futs):
             try:
@@ -250,6 +254,8 @@ def main():
                 results[futs[fut]] = ("crash", "runner: %r" % e)
     failed = False
     mode = "interpreter + compiled" if a.compiled else "interpreter"
+    if a.symbolic_dims:
+        mode += ", --symbolic-dims"
     print("onnx backend tests (%s):" % mode)
     for suite in suites:
         counts = collections.Counter(st for (s, d), (st, _) in results.items() if s == suite)
