@@ -404,7 +404,9 @@ void Conv::more() {
       } else {
         for (int64_t a : *ax) {
           int64_t k2 = axisOf(a, d.size());
-          if (d[k2] != DimExpr(1)) unsupported("dim " + std::to_string(k2) + " is " + d[k2].str() + ", not 1");
+          // A symbolic dim must be 1 at run time: the reshape's element count checks it.
+          if (d[k2].isConst() && d[k2] != DimExpr(1))
+            unsupported("dim " + std::to_string(k2) + " is " + d[k2].str() + ", not 1");
           drop[k2] = true;
         }
       }

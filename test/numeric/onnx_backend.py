@@ -11,12 +11,16 @@ stored one. Each model is one of:
   ok       every output matches (floats: |got - want| <= atol + rtol*|want|
            with atol 1e-5, rtol 1e-3, f16/bf16 atol 1e-2 rtol 1e-2; NaN
            where NaN; integers and bools exactly; equal shapes)
-  refused  dscc exits 1 with an `error:` message (unsupported op, dtype, ...)
+  refused  dscc exits 1 with an `error:` message: "unsupported" when it says
+           what is "not supported" (op, dtype, input kind, mode), else "other"
+           (a model of supported ops that dscc still cannot import, compile
+           or run; listed, counted, not yet a failure)
   wrong    dscc succeeds but an output differs (or its shape or count)
   crash    a signal, an exit status other than 0 and 1, or a time-out
 
 Prints the counts per suite and every wrong or crashed model; exits 1 if any
-model is wrong or crashed. --list prints each model's status and reason.
+model is wrong or crashed. --list prints each model's status and reason;
+--symbolic-dims imports every model with every input dim a symbol.
 """
 import argparse
 import concurrent.futures
@@ -132,6 +136,7 @@ def test_model(dscc, testdir, work, compiled, extra):
     inits = set(t.name for t in model.graph.initializer) if model else set()
     inputs = [i.name for i in model.graph.input if i.name not in inits] if model else []
     all_inputs = list(inputs)
+    elem_types = {i.name: i.type.tensor_type.elem_type for i in model.graph.input} if model else {}
     sets = sorted(glob.glob(os.path.join(testdir, "test_data_set_*")))
     # Import first: also checks `dscc import` and gives the arguments' names.
     dsc = os.path.join(work, "model.dsc")
@@ -173,7 +178,8 @@ def test_model(dscc, testdir, work, compiled, extra):
                 continue
             npy = os.path.join(work, "set%d_in%d.npy" % (s, i))
             arr = numpy_helper.to_array(t)
-            if t.data_type == onnx.TensorProto.BFLOAT16:
+            if t.data_type == onnx.TensorProto.BFLOAT16 or (
+                    elem_types.get(name) == onnx.TensorProto.BFLOAT16 and arr.dtype == np.uint16):
                 arr = arr.view("V2")  # dscc's .npy spelling of bf16
             if arr.dtype.kind not in "fiubV":
                 return "refused", "test input of dtype %s" % arr.dtype
@@ -252,6 +258,11 @@ def main():
                 results[futs[fut]] = fut.result()
             except Exception as e:  # a bug of this script: count it against dscc's run
                 results[futs[fut]] = ("crash", "runner: %r" % e)
+    # A refusal names what dscc lacks ("not supported": an op, dtype, input
+    # kind or mode), or is of a model whose ops are all supported ("other").
+    for key, (st, why) in list(results.items()):
+        if st == "refused" and "not supported" not in why:
+            results[key] = ("refused-other", why)
     failed = False
     mode = "interpreter + compiled" if a.compiled else "interpreter"
     if a.symbolic_dims:
@@ -259,13 +270,14 @@ def main():
     print("onnx backend tests (%s):" % mode)
     for suite in suites:
         counts = collections.Counter(st for (s, d), (st, _) in results.items() if s == suite)
-        print("  %-18s ok %4d  refused %4d  wrong %3d  crash %3d" % (
-            suite, counts["ok"], counts["refused"], counts["wrong"], counts["crash"]))
+        print("  %-18s ok %4d  refused %4d (unsupported %4d, other %3d)  wrong %3d  crash %3d" % (
+            suite, counts["ok"], counts["refused"] + counts["refused-other"], counts["refused"],
+            counts["refused-other"], counts["wrong"], counts["crash"]))
     for (suite, d), (st, why) in sorted(results.items()):
         if st in ("wrong", "crash"):
             failed = True
             print("%s: %s/%s: %s" % (st.upper(), suite, os.path.basename(d), why))
-        elif a.list:
+        elif a.list or st == "refused-other":
             print("%s: %s/%s: %s" % (st, suite, os.path.basename(d), why))
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
