@@ -211,7 +211,22 @@ Function* loadFunction(std::unique_ptr<Module>& m, SourceMgr& sm, int id, DiagEn
   return f;
 }
 
-int runInterpreted(const RunOpts& o) {
+#ifndef DSCC_RUNTIME_ONLY
+// -i of an ONNX model takes its input names; the program's arguments are the sanitised ones.
+RunOpts withArgumentNames(const RunOpts& o, const frontend::Imported& names) {
+  RunOpts r = o;
+  for (std::string& spec : r.inputs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos) continue;
+    auto it = names.inputNames.find(spec.substr(0, eq));
+    if (it != names.inputNames.end()) spec = it->second + spec.substr(eq);
+  }
+  return r;
+}
+#endif
+
+int runInterpreted(const RunOpts& given) {
+  RunOpts o = given;
   if (o.threads != 0 || o.check || o.bench != 0) {
     error("--threads, --check and --bench apply to compiled models (.so from `dscc compile`), not to " + o.file);
     return 1;
@@ -224,7 +239,9 @@ int runInterpreted(const RunOpts& o) {
 #ifndef DSCC_RUNTIME_ONLY
   if (frontend::isOnnxPath(o.file)) {
     // An ONNX model: imported, then as a parsed program.
-    m = frontend::importOnnxModule(o.file, *o.onnx, sm, diags, std::cerr);
+    frontend::Imported names;
+    m = frontend::importOnnxModule(o.file, *o.onnx, sm, diags, std::cerr, &names);
+    if (m) o = withArgumentNames(o, names);
     PipelineOptions popts;
     std::ostringstream passOut;
     if (!m || !runPasses(*m, {lookupPass("infer-shapes")}, diags, popts, passOut)) return 1;
@@ -596,20 +613,13 @@ int cmdRun(const RunOpts& o) {
   }
   if (isSharedLibrary(o.file)) return runCompiled(o);
 #ifndef DSCC_RUNTIME_ONLY
-  if (frontend::isOnnxPath(o.file)) {
-    // -i takes the ONNX input names; the program's arguments are sanitised ones.
+  if (frontend::isOnnxPath(o.file) && !o.target.empty()) {
+    // Compiled first; the names are the import's.
     frontend::Imported names;
     SourceMgr sm;
     DiagEngine diags(sm, std::cerr);
     if (!frontend::importOnnxModule(o.file, *o.onnx, sm, diags, std::cerr, &names)) return 1;
-    RunOpts r = o;
-    for (std::string& spec : r.inputs) {
-      size_t eq = spec.find('=');
-      if (eq == std::string::npos) continue;
-      auto it = names.inputNames.find(spec.substr(0, eq));
-      if (it != names.inputNames.end()) spec = it->second + spec.substr(eq);
-    }
-    return r.target.empty() ? runInterpreted(r) : compileAndRun(r);
+    return compileAndRun(withArgumentNames(o, names));
   }
 #endif
   if (o.target.empty()) return runInterpreted(o);
