@@ -96,6 +96,20 @@ Value* nll(B& b, Value* logp, Value* t, Value* w, const std::string& reduction, 
   return b.div(total, weight);
 }
 
+// atan by three half-angle steps, atan(t) = 2 atan(t / (1 + sqrt(1 + t^2))),
+// which bring any angle below pi/16 (|u| < 0.2), then the odd Taylor series
+// to u^15 (remainder below 1e-11 relative).
+Value* atan(B& b, Value* x) {
+  Value* u = x;
+  for (int i = 0; i < 3; ++i)
+    u = b.div(u, b.add(b.k(x, 1), b.un(OpKind::Sqrt, b.add(b.k(x, 1), b.mul(u, u)))));
+  Value* u2 = b.mul(u, u);
+  // Horner over v = u^2 with c_i = (-1)^i / (2i + 1), i = 7 .. 0.
+  Value* sum = b.k(x, -1.0 / 15);
+  for (int i = 6; i >= 0; --i) sum = b.add(b.k(x, (i % 2 ? -1.0 : 1.0) / (2 * i + 1)), b.mul(u2, sum));
+  return b.mul(b.k(x, 8), b.mul(u, sum));
+}
+
 }  // namespace
 
 bool convertMore(Ctx& c, const onnx::NodeProto& n) {
@@ -128,6 +142,18 @@ bool convertMore(Ctx& c, const onnx::NodeProto& n) {
     const auto& d = x->type.dims;
     Value* diff = b.sub(b.iota(DType::I64, d, 1), b.iota(DType::I64, d, 0));
     b.out(b.cast(b.cmp(OpKind::Eq, diff, c.scalar(DType::I64, double(attrInt(n, "k", 0)))), dt));
+    return true;
+  }
+  if (op == "Atan" || op == "Asin" || op == "Acos") {
+    Value* x = b.in(0);
+    if (op == "Atan") {
+      b.out(atan(b, x));
+      return true;
+    }
+    // asin(x) = 2 atan(x / (1 + sqrt(1 - x^2))), finite at x = +-1.
+    Value* r = b.un(OpKind::Sqrt, b.sub(b.k(x, 1), b.mul(x, x)));
+    Value* as = b.mul(b.k(x, 2), atan(b, b.div(x, b.add(b.k(x, 1), r))));
+    b.out(op == "Asin" ? as : b.sub(b.k(x, M_PI / 2), as));
     return true;
   }
   if (op == "Sinh" || op == "Cosh") {
