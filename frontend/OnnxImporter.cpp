@@ -202,9 +202,9 @@ Value* Ctx::constant(std::shared_ptr<const Tensor> t, const std::string& name) {
     }
     return emit(OpKind::Constant, {}, {{"value", a}}, ty, name);
   }
-  std::string file;
-  do file = weightPrefix + sanitize(name) + (weightCounter++ ? "." + std::to_string(weightCounter) : "") + ".npy";
-  while (weights->count(file));
+  // NAME.npy, or NAME.K.npy when taken (sanitised names may collide).
+  std::string base = weightPrefix + sanitize(name), file = base + ".npy";
+  for (int k = 1; weights->count(file); ++k) file = base + "." + std::to_string(k) + ".npy";
   (*weights)[file] = t;
   Attribute a;
   a.kind = Attribute::Kind::File;

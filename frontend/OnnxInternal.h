@@ -44,7 +44,6 @@ struct Ctx {
   std::map<std::string, std::shared_ptr<const Tensor>>* weights = nullptr;
   std::string weightPrefix;
   int64_t opset = 0;       ///< the default domain's opset
-  int weightCounter = 0;
   std::string nodeTag;     ///< `node 'N' (Op)`, for the comments of the ops it emits
   std::vector<std::string> opComments;  ///< per op of f, what ONNX node it came from
 

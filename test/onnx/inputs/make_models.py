@@ -69,6 +69,13 @@ save("uint8", [helper.make_node("Identity", ["x"], ["y"])],
      [helper.make_tensor_value_info("x", TensorProto.UINT8, [2])],
      [helper.make_tensor_value_info("y", TensorProto.UINT8, [2])])
 
+# A shape read from input data: refused unless bound with --const.
+save("reshape_input", [helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6]),
+      helper.make_tensor_value_info("shape", TensorProto.INT64, [2])],
+     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])])
+np.save(os.path.join(out, "shape34.npy"), np.array([3, -1], dtype=np.int64))
+
 # Broken files: truncated, and not a protobuf at all.
 data = mlp.SerializeToString()
 with open(os.path.join(out, "truncated.onnx"), "wb") as f:
