@@ -126,6 +126,47 @@ bool convertMore(Ctx& c, const onnx::NodeProto& n) {
     if (n.output_size() > 1 && !n.output(1).empty()) define(c, n, 1, c.wrap(x));
     return true;
   }
+  if (op == "GatherElements") {
+    // out[..., i, ...] = data[..., idx[..., i, ...], ...] along `axis`, as a
+    // one-hot selection over a new last dim of the axis' size, summed.
+    Value *data = b.in(0), *idx = b.cast(b.in(1), DType::I64);
+    size_t r = data->type.rank();
+    if (idx->type.rank() != r) throw ImportError("data and indices must have the same rank");
+    int64_t ax = b.axis(attrInt(n, "axis", 0), r);
+    DimExpr len = data->type.dims[ax];
+    Value* lenv = c.dimValue(len);
+    idx = b.sel(b.cmp(OpKind::Lt, idx, b.k(idx, 0)), b.add(idx, lenv), idx);
+    const auto& id = idx->type.dims;
+    // The data over the indices' extent in the other dims.
+    std::vector<int64_t> axes;
+    std::vector<Attribute> starts, ends;
+    for (size_t d = 0; d < r; ++d)
+      if (int64_t(d) != ax && data->type.dims[d] != id[d]) {
+        axes.push_back(int64_t(d));
+        starts.push_back(Attribute::makeInt(0));
+        ends.push_back(Attribute::makeDim(id[d]));
+      }
+    Value* ds = axes.empty() ? data
+                             : b.op(OpKind::Slice, {data}, {{"axes", intList(axes)}, {"starts", Attribute::makeList(starts)},
+                                                            {"ends", Attribute::makeList(ends)}});
+    std::vector<int64_t> perm;
+    for (size_t d = 0; d < r; ++d)
+      if (int64_t(d) != ax) perm.push_back(int64_t(d));
+    perm.push_back(ax);
+    Value* dt = ax == int64_t(r) - 1 ? ds : b.transpose(ds, perm);
+    std::vector<DimExpr> de = id, oh = id;
+    de[ax] = DimExpr(1);
+    de.push_back(len);
+    oh.push_back(len);
+    Value* dx = b.reshape(dt, de);
+    std::vector<DimExpr> i1 = id;
+    i1.push_back(DimExpr(1));
+    Value* hit = b.cmp(OpKind::Eq, b.reshape(idx, i1), b.iota(DType::I64, oh, int64_t(r)));
+    Value* picked = b.sel(hit, dx, b.k(dx, 0));
+    if (isBool(data->type.dtype)) throw ImportError("bool data is not supported");
+    b.out(b.op(OpKind::ReduceSum, {picked}, {{"axes", intList({int64_t(r)})}, {"keepdims", Attribute::makeBool(false)}}));
+    return true;
+  }
   if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
     Value* x = b.in(0);
     std::vector<int64_t> ax;
