@@ -1,7 +1,10 @@
 // More ONNX operators, decomposed into dscc ops: hyperbolic math, Round, Mod, Hardmax, Trilu, Pad, OneHot, CumSum, depth/space.
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <map>
 #include <limits>
 
 #include "frontend/OnnxInternal.h"
@@ -165,6 +168,59 @@ bool convertMore(Ctx& c, const onnx::NodeProto& n) {
     Value* picked = b.sel(hit, dx, b.k(dx, 0));
     if (isBool(data->type.dtype)) throw ImportError("bool data is not supported");
     b.out(b.op(OpKind::ReduceSum, {picked}, {{"axes", intList({int64_t(r)})}, {"keepdims", Attribute::makeBool(false)}}));
+    return true;
+  }
+  if (op == "Einsum") {
+    // Without ellipses or repeated letters in one operand: each operand
+    // transposed into one letter order (output letters, then summed ones),
+    // broadcast, multiplied, and summed over the letters not in the output.
+    std::string eq;
+    for (char ch : attrString(n, "equation", "")) if (ch != ' ') eq += ch;
+    if (eq.find("...") != std::string::npos) throw ImportError("equations with '...' are not supported");
+    size_t arrow = eq.find("->");
+    std::string lhs = eq.substr(0, arrow);
+    std::vector<std::string> terms(1);
+    for (char ch : lhs) {
+      if (ch == ',') terms.emplace_back();
+      else terms.back().push_back(ch);
+    }
+    if (int(terms.size()) != n.input_size()) throw ImportError("the equation has " + std::to_string(terms.size()) + " operands");
+    std::map<char, int> count;
+    for (const auto& t : terms)
+      for (char ch : t) {
+        if (!std::isalpha(static_cast<unsigned char>(ch))) throw ImportError("bad equation '" + eq + "'");
+        if (std::count(t.begin(), t.end(), ch) > 1) throw ImportError("repeated letters in one operand (diagonals) are not supported");
+        ++count[ch];
+      }
+    std::string outL;
+    if (arrow != std::string::npos) outL = eq.substr(arrow + 2);
+    else for (auto& [ch, k] : count) if (k == 1) outL += ch;
+    std::string order = outL;
+    for (const auto& t : terms)
+      for (char ch : t) if (order.find(ch) == std::string::npos) order += ch;
+    Value* acc = nullptr;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      Value* v = b.in(int(i));
+      const std::string& t = terms[i];
+      if (v->type.rank() != t.size()) throw ImportError("operand " + std::to_string(i) + " has rank " + std::to_string(v->type.rank()));
+      std::map<char, DimExpr> dimOf;
+      for (size_t p = 0; p < t.size(); ++p) dimOf[t[p]] = v->type.dims[p];
+      std::vector<int64_t> perm;
+      for (char ch : order)
+        if (size_t p = t.find(ch); p != std::string::npos) perm.push_back(int64_t(p));
+      bool identity = true;
+      for (size_t k2 = 0; k2 < perm.size(); ++k2) identity &= perm[k2] == int64_t(k2);
+      if (!identity) v = b.transpose(v, perm);
+      std::vector<DimExpr> full;
+      for (char ch : order) full.push_back(dimOf.count(ch) ? dimOf[ch] : DimExpr(1));
+      if (full != v->type.dims) v = b.reshape(v, full);
+      acc = acc ? b.mul(acc, v) : v;
+    }
+    std::vector<int64_t> sum;
+    for (size_t k2 = outL.size(); k2 < order.size(); ++k2) sum.push_back(int64_t(k2));
+    if (!sum.empty())
+      acc = b.op(OpKind::ReduceSum, {acc}, {{"axes", intList(sum)}, {"keepdims", Attribute::makeBool(false)}});
+    b.out(acc);
     return true;
   }
   if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
