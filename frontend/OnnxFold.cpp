@@ -126,6 +126,59 @@ bool foldBinary(Ctx& c, const onnx::NodeProto& n, const std::string& op) {
   return true;
 }
 
+// Casts and arithmetic on small float constants (a window's length from its
+// size), so the Range or shape they feed is known; computed in double and
+// rounded once to the dtype, which for one + - * / is the dtype's own result.
+bool foldFloat(Ctx& c, const onnx::NodeProto& n, const std::string& op) {
+  OValue* a = input(c, n, 0);
+  if (!a || a->type.rank() > 1) return false;
+  auto contents = [](const OValue& v) -> std::optional<std::vector<double>> {
+    std::vector<double> r;
+    if (v.cst) {
+      if (v.cst->numel() > 64) return std::nullopt;
+      for (int64_t k = 0; k < v.cst->numel(); ++k) r.push_back(v.cst->getF(k));
+    } else if (v.elems) {
+      for (const auto& d : *v.elems) {
+        if (!d.isConst()) return std::nullopt;
+        r.push_back(double(d.constValue()));
+      }
+    } else {
+      return std::nullopt;
+    }
+    return r;
+  };
+  auto x = contents(*a);
+  if (!x) return false;
+  DType dt = a->type.dtype;
+  std::vector<double> r;
+  bool vector = a->type.rank() == 1;
+  if (op == "Cast") {
+    dt = dtypeOf(int(attrInt(n, "to", 1)));
+    if (!isFloat(dt)) return false;
+    r = *x;
+  } else {
+    OValue* b = input(c, n, 1);
+    if (!b || n.input_size() != 2 || b->type.rank() > 1 || b->type.dtype != dt || !isFloat(dt)) return false;
+    auto y = contents(*b);
+    if (!y || (x->size() != y->size() && x->size() != 1 && y->size() != 1)) return false;
+    vector |= b->type.rank() == 1;
+    for (size_t k = 0; k < std::max(x->size(), y->size()); ++k) {
+      double p = (*x)[x->size() == 1 ? 0 : k], q = (*y)[y->size() == 1 ? 0 : k];
+      r.push_back(op == "Add" ? p + q : op == "Sub" ? p - q : op == "Mul" ? p * q : p / q);
+    }
+  }
+  std::vector<int64_t> shape;
+  if (vector) shape.push_back(int64_t(r.size()));
+  auto t = std::make_shared<Tensor>(Tensor::zeros(dt, shape));
+  for (size_t k = 0; k < r.size(); ++k) t->setF(int64_t(k), r[k]);
+  OValue o;
+  o.type.dtype = dt;
+  for (int64_t d : shape) o.type.dims.push_back(DimExpr(d));
+  o.cst = t;
+  define(c, n, 0, o);
+  return true;
+}
+
 }  // namespace
 
 bool foldNode(Ctx& c, const onnx::NodeProto& n) {
@@ -183,6 +236,7 @@ bool foldNode(Ctx& c, const onnx::NodeProto& n) {
     define(c, n, 0, *in(0));
     return true;
   }
+  if ((op == "Cast" || op == "Add" || op == "Sub" || op == "Mul" || op == "Div") && foldFloat(c, n, op)) return true;
   if (op == "Cast" && hasElems(0)) {
     DType to = dtypeOf(int(attrInt(n, "to", 1)));
     if (to != DType::I64 && to != DType::I32) return false;
