@@ -3,6 +3,9 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
+
+#include "frontend/OnnxImporter.h"
 
 namespace dscc::tools {
 
@@ -19,5 +22,12 @@ Command addRunCommand(CLI::App& app);
 Command addCompileCommand(CLI::App& app);
 /// `dscc explain FILE --dim ...`: kernels and the versions that run at given sizes.
 Command addExplainCommand(CLI::App& app);
+/// `dscc import model.onnx -o model.dsc`: an ONNX model as a program (tools/ImportCommand.cpp).
+Command addImportCommand(CLI::App& app);
+/// Adds the import options (`--symbolic-dims`, `--where FACT`, `--const
+/// NAME=FILE.npy`) to `cmd`, stored into `o`; they apply to ONNX models.
+void addImportOptions(CLI::App* cmd, const std::shared_ptr<frontend::ImportOptions>& o);
+/// The import options as command-line arguments again (for a child `dscc compile`).
+std::vector<std::string> importOptionArgs(const frontend::ImportOptions& o);
 
 }  // namespace dscc::tools

@@ -30,6 +30,7 @@ struct CompileOpts {
   std::string file, output, func, emit, depFile, cpu = "native", runtimeDir, target = "cpu", tuning, rowSchedule;
   bool objectOnly = false, depsMD = false;
   int optLevel = 2, vectorWidth = 0;
+  std::shared_ptr<frontend::ImportOptions> onnx = std::make_shared<frontend::ImportOptions>();
 };
 
 // The folder holding libdscc_runtime.so: next to the build tree's tools/ (or
@@ -176,7 +177,7 @@ int cmdCompile(const CompileOpts& o) {
   }
   codegen::PlanOptions popts;
   if (!targetPlanOptions(o.target, o.vectorWidth, o.rowSchedule, popts, std::cerr)) return 1;
-  auto fe = loadAndPlan(o.file, o.func, popts, std::cerr);
+  auto fe = loadAndPlan(o.file, o.func, popts, std::cerr, *o.onnx);
   if (!fe) return 1;
   // --tuning: per-range configurations (docs/tuning.md); other vector widths
   // are planned from the same file and kept alive until the code is emitted.
@@ -299,6 +300,7 @@ Command addCompileCommand(CLI::App& app) {
                 "when at most ROWS rows, in CHUNK elements (default 32,1024,64,8192,64,2048)");
   c->add_option("--runtime-dir", o->runtimeDir, "folder of libdscc_runtime.so to link against");
   c->add_option("--tuning", o->tuning, "a dscc-tune file: vector width and parallel chunk per size range (docs/tuning.md)");
+  addImportOptions(c, o->onnx);
   return {c, [o] { return cmdCompile(*o); }};
 }
 

@@ -15,6 +15,7 @@ struct ExplainOpts {
   std::string file, func, target = "cpu", tuning, rowSchedule;
   std::vector<std::string> dims;
   int vectorWidth = 0;
+  std::shared_ptr<frontend::ImportOptions> onnx = std::make_shared<frontend::ImportOptions>();
 };
 
 std::string opsSummary(const Operation& fusion) {
@@ -33,7 +34,7 @@ int cmdExplain(const ExplainOpts& o) {
   codegen::PlanOptions popts;
   bool gpu = o.target != "cpu";
   if (!targetPlanOptions(o.target, o.vectorWidth, o.rowSchedule, popts, std::cerr)) return 1;
-  auto fe = loadAndPlan(o.file, o.func, popts, std::cerr);
+  auto fe = loadAndPlan(o.file, o.func, popts, std::cerr, *o.onnx);
   if (!fe) return 1;
   std::vector<std::unique_ptr<Frontend>> tunedPlans;  // other vector widths, alive while fe's plan points into them
   if (!o.tuning.empty()) {
@@ -150,6 +151,7 @@ Command addExplainCommand(CLI::App& app) {
   c->add_option("--target", o->target, "cpu (default), cuda:sm_80 or cuda:sm_90");
   c->add_option("--tuning", o->tuning, "a dscc-tune file: show the range and configuration that apply");
   c->add_option("--row-schedule", o->rowSchedule, "as for dscc compile");
+  addImportOptions(c, o->onnx);
   return {c, [o] { return cmdExplain(*o); }};
 }
 

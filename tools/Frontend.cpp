@@ -9,6 +9,7 @@
 #include "passes/DefaultPipeline.h"
 #include "passes/Pipeline.h"
 #include "codegen/GpuKernels.h"
+#include "frontend/OnnxImporter.h"
 #include "tuner/ApplyTuning.h"
 
 namespace dscc::tools {
@@ -66,18 +67,26 @@ bool targetPlanOptions(const std::string& target, int vectorWidth, const std::st
 }
 
 std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string& funcName,
-                                      const codegen::PlanOptions& opts, std::ostream& err) {
+                                      const codegen::PlanOptions& opts, std::ostream& err,
+                                      const frontend::ImportOptions& onnx) {
   auto fe = std::make_unique<Frontend>();
   fe->diags = std::make_unique<DiagEngine>(fe->sm, err);
-  std::string why;
-  int id = fe->sm.addFile(file, &why);
-  if (id < 0) {
-    err << "dscc: error: " << why << "\n";
-    return nullptr;
+  if (frontend::isOnnxPath(file)) {
+    // An ONNX model is imported; its program text is what the artifact embeds.
+    fe->module = frontend::importOnnxModule(file, onnx, fe->sm, *fe->diags, err);
+    if (!fe->module) return nullptr;
+    fe->source = fe->sm.text(fe->module->file);
+  } else {
+    std::string why;
+    int id = fe->sm.addFile(file, &why);
+    if (id < 0) {
+      err << "dscc: error: " << why << "\n";
+      return nullptr;
+    }
+    fe->source = fe->sm.text(id);
+    fe->module = parseModule(fe->sm, id, *fe->diags);
+    if (!fe->module || !loadFileConstants(*fe->module, *fe->diags)) return nullptr;
   }
-  fe->source = fe->sm.text(id);
-  fe->module = parseModule(fe->sm, id, *fe->diags);
-  if (!fe->module || !loadFileConstants(*fe->module, *fe->diags)) return nullptr;
   PipelineOptions popts;
   popts.kernelCheck = codegen::kernelLegality;
   std::ostringstream passOut;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codegen/ModelPlan.h"
+#include "frontend/OnnxImporter.h"
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 #include "passes/ShapeSolver.h"
@@ -33,10 +34,11 @@ struct Frontend {
 bool targetPlanOptions(const std::string& target, int vectorWidth, const std::string& rowSchedule,
                        codegen::PlanOptions& out, std::ostream& err);
 
-/// Loads `file` and prepares function `funcName` (default: @main or the only
-/// one). Errors go to `err` as located diagnostics; returns null after any.
+/// Loads `file` (a .dsc program, or an ONNX model imported by frontend/) and
+/// prepares function `funcName` (default: @main or the only one). Errors go to `err` as located diagnostics; returns null after any.
 std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string& funcName,
-                                      const codegen::PlanOptions& opts, std::ostream& err);
+                                      const codegen::PlanOptions& opts, std::ostream& err,
+                                      const frontend::ImportOptions& onnx = {});
 
 /// Loads the tuning file `tuning` into fe's plan (tuner::loadTuning): the
 /// tuned configs' other vector widths are planned again from `file` into

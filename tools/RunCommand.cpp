@@ -20,6 +20,7 @@
 #include "ir/Npy.h"
 #include "ir/Parser.h"
 #ifndef DSCC_RUNTIME_ONLY
+#include "frontend/OnnxImporter.h"
 #include "passes/Pipeline.h"
 #endif
 #include "runtime/dscc_cuda.h"
@@ -66,6 +67,8 @@ struct RunOpts {
   int bench = 0;
   // --target: a .dsc is compiled for it first; a .so must have been compiled for it.
   std::string target;
+  // ONNX models: how they are imported.
+  std::shared_ptr<frontend::ImportOptions> onnx = std::make_shared<frontend::ImportOptions>();
 };
 
 void error(const std::string& msg) { std::cerr << "dscc: error: " << msg << "\n"; }
@@ -208,7 +211,22 @@ Function* loadFunction(std::unique_ptr<Module>& m, SourceMgr& sm, int id, DiagEn
   return f;
 }
 
-int runInterpreted(const RunOpts& o) {
+#ifndef DSCC_RUNTIME_ONLY
+// -i of an ONNX model takes its input names; the program's arguments are the sanitised ones.
+RunOpts withArgumentNames(const RunOpts& o, const frontend::Imported& names) {
+  RunOpts r = o;
+  for (std::string& spec : r.inputs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos) continue;
+    auto it = names.inputNames.find(spec.substr(0, eq));
+    if (it != names.inputNames.end()) spec = it->second + spec.substr(eq);
+  }
+  return r;
+}
+#endif
+
+int runInterpreted(const RunOpts& given) {
+  RunOpts o = given;
   if (o.threads != 0 || o.check || o.bench != 0) {
     error("--threads, --check and --bench apply to compiled models (.so from `dscc compile`), not to " + o.file);
     return 1;
@@ -216,13 +234,28 @@ int runInterpreted(const RunOpts& o) {
   SourceMgr sm;
   DiagEngine diags(sm, std::cerr);
   std::string err;
-  int id = sm.addFile(o.file, &err);
-  if (id < 0) {
-    error(err);
-    return 1;
-  }
   std::unique_ptr<Module> m;
-  Function* f = loadFunction(m, sm, id, diags, o.func, o.file);
+  Function* f = nullptr;
+#ifndef DSCC_RUNTIME_ONLY
+  if (frontend::isOnnxPath(o.file)) {
+    // An ONNX model: imported, then as a parsed program.
+    frontend::Imported names;
+    m = frontend::importOnnxModule(o.file, *o.onnx, sm, diags, std::cerr, &names);
+    if (m) o = withArgumentNames(o, names);
+    PipelineOptions popts;
+    std::ostringstream passOut;
+    if (!m || !runPasses(*m, {lookupPass("infer-shapes")}, diags, popts, passOut)) return 1;
+    f = m->entry();
+  }
+#endif
+  if (!f) {
+    int id = sm.addFile(o.file, &err);
+    if (id < 0) {
+      error(err);
+      return 1;
+    }
+    f = loadFunction(m, sm, id, diags, o.func, o.file);
+  }
   if (!f) return 1;
   std::vector<Tensor> inputs, outputs;
   if (!prepareInputs(*f, o, inputs)) return 1;
@@ -384,6 +417,7 @@ int compileAndRun(const RunOpts& o) {
   std::string so = (dir / "model.so").string();
   std::vector<std::string> args = {self.string(), "compile", o.file, "--target=" + o.target, "-o", so};
   if (!o.func.empty()) args.push_back("--func=" + o.func);
+  for (const std::string& a : tools::importOptionArgs(*o.onnx)) args.push_back(a);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -578,6 +612,16 @@ int cmdRun(const RunOpts& o) {
     return 1;
   }
   if (isSharedLibrary(o.file)) return runCompiled(o);
+#ifndef DSCC_RUNTIME_ONLY
+  if (frontend::isOnnxPath(o.file) && !o.target.empty()) {
+    // Compiled first; the names are the import's.
+    frontend::Imported names;
+    SourceMgr sm;
+    DiagEngine diags(sm, std::cerr);
+    if (!frontend::importOnnxModule(o.file, *o.onnx, sm, diags, std::cerr, &names)) return 1;
+    return compileAndRun(withArgumentNames(o, names));
+  }
+#endif
   if (o.target.empty()) return runInterpreted(o);
   return compileAndRun(o);
 }
@@ -589,7 +633,8 @@ namespace dscc::tools {
 Command addRunCommand(CLI::App& app) {
   auto o = std::make_shared<RunOpts>();
   auto* run = app.add_subcommand(
-      "run", "run a .dsc program in the reference interpreter, or a compiled model (.so from `dscc compile`)");
+      "run", "run a .dsc program or ONNX model (.onnx) in the reference interpreter, or a compiled model (.so from "
+      "`dscc compile`)");
   run->add_option("file", o->file, "the .dsc program or compiled model .so")->required();
   run->add_option("-i,--input", o->inputs, "NAME=FILE.npy: an input (repeatable)")->allow_extra_args(false);
   run->add_flag("--random", o->random, "fill inputs not given with -i with random data");
@@ -611,6 +656,9 @@ Command addRunCommand(CLI::App& app) {
                   "compiled; a .so must have been compiled for it");
   run->add_option("--bench", o->bench, "compiled models: after the first (warm-up) call, time N more calls and "
                                        "print median/min/max ms");
+#ifndef DSCC_RUNTIME_ONLY
+  addImportOptions(run, o->onnx);
+#endif
   return {run, [o] { return cmdRun(*o); }};
 }
 

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   commands.push_back(tools::addRunCommand(app));
   commands.push_back(tools::addCompileCommand(app));
   commands.push_back(tools::addExplainCommand(app));
+  commands.push_back(tools::addImportCommand(app));
   // Make's spellings -MD and -MF are long options to CLI11.
   std::vector<std::string> args;
   for (int i = argc - 1; i > 0; --i) {

@@ -1,0 +1,509 @@
+// The ONNX import driver: reads and checks the ModelProto, maps graph inputs, initializers and outputs, writes the text.
+#include "frontend/OnnxImporter.h"
+
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "frontend/OnnxInternal.h"
+#include "ir/Interpreter.h"
+#include "ir/Npy.h"
+#include "ir/Parser.h"
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+
+namespace dscc::frontend {
+
+namespace {
+
+const SourceMgr& emptySources() {
+  static SourceMgr sm;
+  return sm;
+}
+
+bool isKeyword(const std::string& s) {
+  static const std::set<std::string> kw = {"f32", "f16", "bf16", "f64", "i64", "i32", "i8", "i1", "in",
+                                           "where", "func", "return", "true", "false", "inf", "nan",
+                                           "dense", "splat", "file", "min", "max", "floordiv", "ceildiv",
+                                           "bcast", "yield"};
+  return kw.count(s) > 0;
+}
+
+// The ONNX data type's name, for messages.
+std::string onnxTypeName(int t) {
+  if (onnx::TensorProto_DataType_IsValid(t)) return onnx::TensorProto_DataType_Name(t);
+  return "type " + std::to_string(t);
+}
+
+}  // namespace
+
+std::string sanitize(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    unsigned char u = static_cast<unsigned char>(ch);
+    o += (std::isalnum(u) || ch == '_' || ch == '.' || ch == '$') ? ch : '_';
+  }
+  if (o.empty() || !(std::isalpha(static_cast<unsigned char>(o[0])) || o[0] == '_')) o = "v" + o;
+  if (isKeyword(o)) o = "v_" + o;
+  return o;
+}
+
+DType dtypeOf(int t) {
+  switch (t) {
+    case onnx::TensorProto::FLOAT: return DType::F32;
+    case onnx::TensorProto::DOUBLE: return DType::F64;
+    case onnx::TensorProto::FLOAT16: return DType::F16;
+    case onnx::TensorProto::BFLOAT16: return DType::BF16;
+    case onnx::TensorProto::INT64: return DType::I64;
+    case onnx::TensorProto::INT32: return DType::I32;
+    case onnx::TensorProto::INT8: return DType::I8;
+    case onnx::TensorProto::BOOL: return DType::I1;
+    default: throw ImportError("element type " + onnxTypeName(t) + " is not supported (f32 f64 f16 bf16 i64 i32 i8 bool are)");
+  }
+}
+
+std::shared_ptr<Tensor> tensorOf(const onnx::TensorProto& t) {
+  if (t.data_location() == onnx::TensorProto::EXTERNAL)
+    throw ImportError("tensor '" + t.name() + "' keeps its data in an external file, which is not supported");
+  if (t.has_segment()) throw ImportError("tensor '" + t.name() + "' is segmented, which is not supported");
+  DType dt = dtypeOf(t.data_type());
+  std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
+  for (int64_t d : shape)
+    if (d < 0) throw ImportError("tensor '" + t.name() + "' has a negative dim");
+  auto r = std::make_shared<Tensor>(Tensor::zeros(dt, shape));
+  int64_t n = r->numel();
+  size_t bytes = r->bytes.size();
+  auto bad = [&](size_t have) {
+    throw ImportError("tensor '" + t.name() + "' has " + std::to_string(have) + " values for " + std::to_string(n) +
+                      " elements");
+  };
+  if (t.has_raw_data()) {
+    const std::string& raw = t.raw_data();
+    if (raw.size() != bytes) bad(raw.size() / std::max<size_t>(dtypeSize(dt), 1));
+    if (bytes) std::memcpy(r->bytes.data(), raw.data(), bytes);
+    if (dt == DType::I1)
+      for (int64_t k = 0; k < n; ++k) r->bytes[k] = r->bytes[k] != 0;
+    return r;
+  }
+  switch (t.data_type()) {
+    case onnx::TensorProto::FLOAT:
+      if (t.float_data_size() != n) bad(t.float_data_size());
+      for (int64_t k = 0; k < n; ++k) r->setF(k, t.float_data(k));
+      break;
+    case onnx::TensorProto::DOUBLE:
+      if (t.double_data_size() != n) bad(t.double_data_size());
+      for (int64_t k = 0; k < n; ++k) r->setF(k, t.double_data(k));
+      break;
+    case onnx::TensorProto::INT64:
+      if (t.int64_data_size() != n) bad(t.int64_data_size());
+      for (int64_t k = 0; k < n; ++k) r->setI(k, t.int64_data(k));
+      break;
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::BFLOAT16:
+      // Stored as their 16 bits in int32_data.
+      if (t.int32_data_size() != n) bad(t.int32_data_size());
+      for (int64_t k = 0; k < n; ++k) r->data<uint16_t>()[k] = static_cast<uint16_t>(t.int32_data(k));
+      break;
+    default:  // int32, int8, bool
+      if (t.int32_data_size() != n) bad(t.int32_data_size());
+      for (int64_t k = 0; k < n; ++k) r->setI(k, t.int32_data(k));
+  }
+  return r;
+}
+
+DimExpr product(const std::vector<DimExpr>& dims, size_t from, size_t to) {
+  DimExpr p(1);
+  for (size_t k = from; k < to && k < dims.size(); ++k) p = p * dims[k];
+  return p;
+}
+
+std::string Ctx::freshName(const std::string& base) {
+  std::string b = sanitize(base);
+  if (names.insert(b).second) return b;
+  for (int i = 1;; ++i) {
+    std::string n = b + "." + std::to_string(i);
+    if (names.insert(n).second) return n;
+  }
+}
+
+Value* Ctx::emit(OpKind kind, std::vector<Value*> operands, std::vector<std::pair<std::string, Attribute>> attrs,
+                 std::optional<Type> type, const std::string& name) {
+  auto op = std::make_unique<Operation>();
+  op->kind = kind;
+  op->operands = std::move(operands);
+  op->attrs = std::move(attrs);
+  auto r = std::make_unique<Value>();
+  r->name = freshName(name);
+  r->def = op.get();
+  if (type) {
+    r->type = *type;
+    op->hasExplicitType = true;
+  }
+  op->results.push_back(std::move(r));
+  DiagEngine diags(emptySources(), std::cerr);
+  diags.setCapture(true);
+  if (!inferOpTypes(*f, *op, diags)) {
+    std::string msg = diags.captured().empty() ? "does not verify" : diags.captured()[0].message;
+    throw ImportError("cannot convert to '" + std::string(opInfo(kind).name) + "': " + msg);
+  }
+  op->hasExplicitType = true;
+  Value* v = op->result();
+  f->ops.push_back(std::move(op));
+  opComments.push_back(nodeTag);
+  return v;
+}
+
+Value* Ctx::scalar(DType dt, double v) {
+  Attribute a = isFloat(dt) ? Attribute::makeFloat(v)
+                : dt == DType::I1 ? Attribute::makeBool(v != 0)
+                                  : Attribute::makeInt(static_cast<int64_t>(std::trunc(v)));
+  if (isFloat(dt) && !std::isfinite(v)) {
+    auto t = std::make_shared<Tensor>(Tensor::zeros(dt, {}));
+    t->setF(0, v);
+    return constant(t, "k");
+  }
+  return emit(OpKind::Constant, {}, {{"value", a}}, Type{dt, {}}, "k");
+}
+
+Value* Ctx::constant(std::shared_ptr<const Tensor> t, const std::string& name) {
+  Type ty{t->dtype, {}};
+  for (int64_t d : t->shape) ty.dims.push_back(DimExpr(d));
+  int64_t n = t->numel();
+  // Small integer tensors (shapes, axes) and tiny float ones are literals; the rest weight files.
+  bool literal = n > 0 && n <= (isFloat(t->dtype) ? 4 : 16) && t->dtype != DType::F16 && t->dtype != DType::BF16;
+  if (literal && isFloat(t->dtype))
+    for (int64_t k = 0; k < n; ++k) literal &= std::isfinite(t->getF(k));
+  if (literal) {
+    auto elem = [&](int64_t k) {
+      if (isFloat(t->dtype)) return Attribute::makeFloat(t->getF(k));
+      if (isBool(t->dtype)) return Attribute::makeBool(t->getI(k) != 0);
+      return Attribute::makeInt(t->getI(k));
+    };
+    Attribute a;
+    if (t->rank() == 0) {
+      a = elem(0);
+    } else {
+      // Nested lists, innermost dim last.
+      int64_t k = 0;
+      std::function<Attribute(size_t)> build = [&](size_t d) {
+        Attribute l;
+        l.kind = Attribute::Kind::List;
+        for (int64_t i = 0; i < t->shape[d]; ++i) l.list.push_back(d + 1 == t->rank() ? elem(k++) : build(d + 1));
+        return l;
+      };
+      a = build(0);
+      a.kind = Attribute::Kind::Dense;
+    }
+    return emit(OpKind::Constant, {}, {{"value", a}}, ty, name);
+  }
+  // NAME.npy, or NAME.K.npy when taken (sanitised names may collide).
+  std::string base = weightPrefix + sanitize(name), file = base + ".npy";
+  for (int k = 1; weights->count(file); ++k) file = base + "." + std::to_string(k) + ".npy";
+  (*weights)[file] = t;
+  Attribute a;
+  a.kind = Attribute::Kind::File;
+  a.s = file;
+  a.data = t;
+  return emit(OpKind::Constant, {}, {{"value", a}}, ty, name);
+}
+
+Value* Ctx::dimValue(const DimExpr& d) {
+  std::function<Value*(const DimExpr&)> expr;
+  auto atom = [&](const DimAtom& a) -> Value* {
+    switch (a.kind) {
+      case DimAtomKind::Sym: {
+        auto it = symSource.find(a.name);
+        if (it == symSource.end()) throw ImportError("the size '" + a.name + "' is not the dim of an input");
+        return emit(OpKind::Dim, {it->second.first}, {{"axis", Attribute::makeInt(it->second.second)}}, std::nullopt,
+                    a.name);
+      }
+      case DimAtomKind::Div:
+      case DimAtomKind::FloorDiv: return emit(OpKind::Div, {expr(a.args[0]), expr(a.args[1])}, {});
+      case DimAtomKind::CeilDiv: {
+        Value* b = expr(a.args[1]);
+        Value* num = emit(OpKind::Sub, {emit(OpKind::Add, {expr(a.args[0]), b}, {}), scalar(DType::I64, 1)}, {});
+        return emit(OpKind::Div, {num, b}, {});
+      }
+      case DimAtomKind::Min: return emit(OpKind::Min, {expr(a.args[0]), expr(a.args[1])}, {});
+      case DimAtomKind::Max: return emit(OpKind::Max, {expr(a.args[0]), expr(a.args[1])}, {});
+      default: throw ImportError("the size " + d.str() + " cannot be computed as a tensor");
+    }
+  };
+  expr = [&](const DimExpr& e) -> Value* {
+    Value* acc = nullptr;
+    for (const DimTerm& t : e.terms()) {
+      Value* term = nullptr;
+      for (const DimAtomPtr& a : t.atoms) term = term ? emit(OpKind::Mul, {term, atom(*a)}, {}) : atom(*a);
+      if (!term) term = scalar(DType::I64, double(t.coeff));
+      else if (t.coeff != 1) term = emit(OpKind::Mul, {term, scalar(DType::I64, double(t.coeff))}, {});
+      acc = acc ? emit(OpKind::Add, {acc, term}, {}) : term;
+    }
+    return acc ? acc : scalar(DType::I64, 0);
+  };
+  return expr(d);
+}
+
+Value* Ctx::use(OValue& o, const std::string& name) {
+  if (o.v) return o.v;
+  if (o.cst) {
+    o.v = constant(o.cst, name);
+    return o.v;
+  }
+  if (!o.elems) throw ImportError("internal: a value with neither IR value nor contents");
+  const auto& e = *o.elems;
+  bool allConst = true;
+  for (const auto& d : e) allConst &= d.isConst();
+  if (allConst) {
+    std::vector<int64_t> shape;
+    if (o.type.rank() == 1) shape.push_back(int64_t(e.size()));
+    auto t = std::make_shared<Tensor>(Tensor::zeros(o.type.dtype, shape));
+    for (size_t k = 0; k < e.size(); ++k) t->setI(int64_t(k), e[k].constValue());
+    o.cst = t;
+    o.v = constant(t, name);
+    return o.v;
+  }
+  std::vector<Value*> parts;
+  for (const auto& d : e) {
+    Value* s = dimValue(d);
+    if (o.type.dtype != DType::I64) s = emit(OpKind::Cast, {s}, {{"to", Attribute::makeDType(o.type.dtype)}});
+    if (o.type.rank() == 1) s = emit(OpKind::Reshape, {s}, {}, Type{o.type.dtype, {DimExpr(1)}});
+    parts.push_back(s);
+  }
+  o.v = parts.size() == 1 && o.type.rank() == 0 ? parts[0] : emit(OpKind::Concat, parts, {{"axis", Attribute::makeInt(0)}}, std::nullopt, name);
+  return o.v;
+}
+
+OValue Ctx::wrap(Value* v) const {
+  OValue o;
+  o.v = v;
+  o.type = v->type;
+  return o;
+}
+
+bool isOnnxPath(const std::string& path) {
+  return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+}
+
+namespace {
+
+// The dims of a graph input's type; symbols record where their size comes from.
+Type inputType(Ctx& c, const onnx::ValueInfoProto& vi, const ImportOptions& opts) {
+  if (!vi.type().has_tensor_type())
+    throw ImportError("not a tensor (sequences, maps and optionals are not supported)");
+  const auto& tt = vi.type().tensor_type();
+  Type ty;
+  ty.dtype = dtypeOf(tt.elem_type());
+  if (!tt.has_shape()) throw ImportError("no shape (not even its rank)");
+  for (int k = 0; k < tt.shape().dim_size(); ++k) {
+    const auto& d = tt.shape().dim(k);
+    if (d.has_dim_value() && !opts.symbolicDims) {
+      if (d.dim_value() < 0) throw ImportError("a negative dim");
+      ty.dims.push_back(DimExpr(d.dim_value()));
+    } else {
+      const std::string& p = d.dim_param();
+      if (d.has_dim_param() && !p.empty() && sanitize(p) != p) {
+        // A dim_param that is an expression over names (`batch*seq`) is that expression.
+        std::string why;
+        if (auto e = parseDimExpr(p, &why); e && !e->isConst()) {
+          ty.dims.push_back(*e);
+          continue;
+        }
+      }
+      std::string s = d.has_dim_param() && !p.empty() ? sanitize(p) : sanitize(vi.name() + "_d" + std::to_string(k));
+      ty.dims.push_back(DimExpr::symbol(s));
+    }
+  }
+  return ty;
+}
+
+std::string nodeLabel(const onnx::NodeProto& n, int index, int64_t opset) {
+  std::string who = n.name().empty() ? "#" + std::to_string(index) : "'" + n.name() + "'";
+  return "node " + who + " (" + n.op_type() + ", opset " + std::to_string(opset) + ")";
+}
+
+// The program text: one op a line, each with the node it came from.
+std::string programText(const Ctx& c, const std::vector<std::string>& facts) {
+  const Function& f = *c.f;
+  std::string s = "// Imported from ONNX by `dscc import`.\nfunc @main(";
+  for (size_t i = 0; i < f.args.size(); ++i) s += (i ? ", %" : "%") + f.args[i]->name + ": " + f.args[i]->type.str();
+  s += ") -> ";
+  for (size_t i = 0; i < f.returns.size(); ++i) s += (i ? ", " : "") + f.returns[i]->type.str();
+  if (!facts.empty()) {
+    s += "\n    where ";
+    for (size_t i = 0; i < facts.size(); ++i) s += (i ? ", " : "") + facts[i];
+  }
+  s += " {\n";
+  for (size_t k = 0; k < f.ops.size(); ++k) {
+    s += "  " + printOp(*f.ops[k]);
+    if (!c.opComments[k].empty()) s += "  // " + c.opComments[k];
+    s += "\n";
+  }
+  s += "  return";
+  for (size_t i = 0; i < f.returns.size(); ++i) s += (i ? ", %" : " %") + f.returns[i]->name;
+  s += "\n}\n";
+  return s;
+}
+
+}  // namespace
+
+bool importOnnx(const std::string& path, const ImportOptions& opts, const std::string& weightPrefix, Imported& out,
+                std::ostream& err) {
+  auto fail = [&](const std::string& msg) {
+    err << path << ": error: " << msg << "\n";
+    return false;
+  };
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(std::string("cannot open: ") + std::strerror(errno));
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) return fail("not a valid ONNX model (the protobuf does not parse)");
+  if (!model.has_graph()) return fail("not a valid ONNX model (no graph)");
+  int64_t opset = -1;
+  for (const auto& o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+    else return fail("operator set domain '" + o.domain() + "' is not supported");
+  if (opset < 0) opset = model.ir_version() < 3 ? 1 : -1;
+  if (opset < 0) return fail("the model imports no opset of the default domain");
+  // The checker knows the opsets up to this library's; a newer model is not
+  // refused for that, only checked where the library can.
+  int64_t known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
+  if (opset <= known) {
+    try {
+      onnx::checker::check_model(model);
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      while (!what.empty() && (what.back() == '\n' || what.back() == ' ')) what.pop_back();
+      return fail("the ONNX checker rejects the model: " + what);
+    }
+  }
+  const onnx::GraphProto& g = model.graph();
+  auto module = std::make_unique<Module>();
+  module->funcs.push_back(std::make_unique<Function>());
+  Ctx c;
+  c.f = module->funcs[0].get();
+  c.f->name = "main";
+  c.weights = &out.weights;
+  c.weightPrefix = weightPrefix;
+  c.opset = opset;
+  std::string where;  // the graph part being read, for messages
+  try {
+    std::set<std::string> inits;
+    for (const auto& t : g.initializer()) inits.insert(t.name());
+    if (g.sparse_initializer_size()) throw ImportError("sparse initializers are not supported");
+    for (const auto& vi : g.input()) {
+      where = "graph input '" + vi.name() + "': ";
+      if (inits.count(vi.name())) continue;  // an initializer listed as an input: a constant
+      if (auto it = opts.consts.find(vi.name()); it != opts.consts.end()) {
+        std::string e;
+        auto t = readNpy(it->second, &e);
+        if (!t) throw ImportError("--const: " + e);
+        OValue o;
+        o.cst = std::make_shared<Tensor>(std::move(*t));
+        o.type.dtype = o.cst->dtype;
+        for (int64_t d : o.cst->shape) o.type.dims.push_back(DimExpr(d));
+        if (isInteger(o.type.dtype) && o.cst->rank() <= 1 && o.cst->numel() <= 64) {
+          o.elems.emplace();
+          for (int64_t k = 0; k < o.cst->numel(); ++k) o.elems->push_back(DimExpr(o.cst->getI(k)));
+        }
+        c.vals[vi.name()] = o;
+        continue;
+      }
+      auto arg = std::make_unique<Value>();
+      arg->name = c.freshName(vi.name());
+      arg->type = inputType(c, vi, opts);
+      arg->index = int(c.f->args.size());
+      for (size_t k = 0; k < arg->type.rank(); ++k)
+        if (arg->type.dims[k].isSymbol() && !c.symSource.count(arg->type.dims[k].symbolName()))
+          c.symSource[arg->type.dims[k].symbolName()] = {arg.get(), int(k)};
+      out.inputNames[vi.name()] = arg->name;
+      c.vals[vi.name()] = c.wrap(arg.get());
+      c.f->args.push_back(std::move(arg));
+    }
+    where = "";
+    for (const auto& [name, file] : opts.consts) {
+      bool found = false;
+      for (const auto& vi : g.input()) found |= vi.name() == name;
+      if (!found) throw ImportError("--const " + name + ": the graph has no input '" + name + "'");
+    }
+    for (const auto& t : g.initializer()) {
+      where = "initializer '" + t.name() + "': ";
+      OValue o;
+      o.cst = tensorOf(t);
+      o.type.dtype = o.cst->dtype;
+      for (int64_t d : o.cst->shape) o.type.dims.push_back(DimExpr(d));
+      if (isInteger(o.type.dtype) && o.cst->rank() <= 1 && o.cst->numel() <= 64) {
+        o.elems.emplace();
+        for (int64_t k = 0; k < o.cst->numel(); ++k) o.elems->push_back(DimExpr(o.cst->getI(k)));
+      }
+      c.vals[t.name()] = o;
+    }
+    for (int k = 0; k < g.node_size(); ++k) {
+      const auto& n = g.node(k);
+      where = nodeLabel(n, k, opset) + ": ";
+      if (!n.domain().empty() && n.domain() != "ai.onnx") throw ImportError("domain '" + n.domain() + "' is not supported");
+      c.nodeTag = "node " + (n.name().empty() ? "#" + std::to_string(k) : "'" + n.name() + "'") + " (" + n.op_type() + ")";
+      for (int i = 0; i < n.input_size(); ++i)
+        if (!n.input(i).empty() && !c.vals.count(n.input(i)))
+          throw ImportError("input '" + n.input(i) + "' is not defined before the node");
+      if (!foldNode(c, n)) convertNode(c, n);
+    }
+    c.nodeTag = "";
+    for (const auto& vi : g.output()) {
+      where = "graph output '" + vi.name() + "': ";
+      auto it = c.vals.find(vi.name());
+      if (it == c.vals.end()) throw ImportError("no node computes it");
+      Value* v = c.use(it->second, vi.name());
+      c.f->returns.push_back(v);
+      c.f->resultTypes.push_back(v->type);
+      out.outputNames.push_back(vi.name());
+    }
+    if (g.output_size() == 0) throw ImportError("the graph has no outputs");
+  } catch (const ImportError& e) {
+    return fail(where + e.what());
+  }
+  out.text = programText(c, opts.facts);
+  return true;
+}
+
+std::unique_ptr<Module> importOnnxModule(const std::string& path, const ImportOptions& opts, SourceMgr& sm,
+                                         DiagEngine& diags, std::ostream& err, Imported* names) {
+  Imported imp;
+  if (!importOnnx(path, opts, "", imp, err)) return nullptr;
+  int id = sm.addBuffer(path, imp.text);
+  auto m = parseModule(sm, id, diags);
+  if (!m) return nullptr;
+  for (auto& f : m->funcs)
+    walkOps(f->ops, [&](Operation& op) {
+      const Attribute* v = op.attr("value");
+      if (op.kind != OpKind::Constant || !v || v->kind != Attribute::Kind::File) return;
+      auto it = imp.weights.find(v->s);
+      if (it == imp.weights.end()) return;
+      Attribute a = *v;
+      a.data = it->second;
+      op.setAttr("value", a);
+    });
+  if (!loadFileConstants(*m, diags)) return nullptr;
+  if (names) *names = std::move(imp);
+  return m;
+}
+
+bool writeImported(const Imported& imp, const std::string& dscPath, std::string* err) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(dscPath).parent_path();
+  for (const auto& [file, t] : imp.weights)
+    if (!writeNpy((dir / file).string(), *t, err)) return false;
+  std::ofstream o(dscPath, std::ios::binary);
+  if (!o || !(o << imp.text) || !o.flush()) {
+    *err = "cannot write '" + dscPath + "'";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace dscc::frontend

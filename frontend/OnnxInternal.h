@@ -1,0 +1,104 @@
+// Shared state of the ONNX importer: values known at import time, the function being built, op helpers.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "frontend/OnnxImporter.h"
+#include "ir/IR.h"
+#include "ir/Tensor.h"
+
+namespace onnx {
+class NodeProto;
+class TensorProto;
+class AttributeProto;
+}  // namespace onnx
+
+namespace dscc::frontend {
+
+/// An import error about the current node; the driver adds the file and node.
+struct ImportError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// One ONNX value: its type, its IR value once materialised, and what is
+/// known of its contents at import time (shape arithmetic is folded).
+struct OValue {
+  Type type;
+  Value* v = nullptr;                    ///< the IR value (null until needed)
+  std::shared_ptr<const Tensor> cst;     ///< known contents (static shape)
+  std::optional<std::vector<DimExpr>> elems;  ///< known integer contents (rank <= 1), maybe symbolic
+};
+
+/// The importer's state while one graph is converted.
+struct Ctx {
+  Function* f = nullptr;
+  std::map<std::string, OValue> vals;
+  std::set<std::string> names;  ///< IR value names used so far
+  std::map<std::string, std::pair<Value*, int>> symSource;  ///< symbol -> (argument, axis) it is the size of
+  std::map<std::string, std::shared_ptr<const Tensor>>* weights = nullptr;
+  std::string weightPrefix;
+  int64_t opset = 0;       ///< the default domain's opset
+  std::string nodeTag;     ///< `node 'N' (Op)`, for the comments of the ops it emits
+  std::vector<std::string> opComments;  ///< per op of f, what ONNX node it came from
+
+  /// A fresh, valid IR name derived from `base`.
+  std::string freshName(const std::string& base);
+  /// Builds op `kind` and appends it; throws ImportError when it does not verify.
+  Value* emit(OpKind kind, std::vector<Value*> operands, std::vector<std::pair<std::string, Attribute>> attrs,
+              std::optional<Type> type = std::nullopt, const std::string& name = "t");
+  /// The IR value of `o` (constants and known dims are materialised on first use).
+  Value* use(OValue& o, const std::string& name = "c");
+  /// A scalar constant of dtype `dt`.
+  Value* scalar(DType dt, double v);
+  /// A constant tensor: literal when small and integral, else a weight file.
+  Value* constant(std::shared_ptr<const Tensor> t, const std::string& name);
+  /// A dim expression as an `i64[]` value computed from the arguments' dims.
+  Value* dimValue(const DimExpr& d);
+  /// An OValue wrapping an IR value.
+  OValue wrap(Value* v) const;
+};
+
+/// Sanitises `s` into an IR identifier (`[A-Za-z_][A-Za-z0-9_.$]*`, no keyword).
+std::string sanitize(const std::string& s);
+/// The dscc dtype of ONNX TensorProto data type `t`; throws ImportError for others.
+DType dtypeOf(int t);
+/// The contents of a TensorProto; throws ImportError on what cannot be read.
+std::shared_ptr<Tensor> tensorOf(const onnx::TensorProto& t);
+/// The product of `dims[from, to)`.
+DimExpr product(const std::vector<DimExpr>& dims, size_t from, size_t to);
+
+/// Converts one node: reads its inputs from ctx.vals, defines its outputs.
+/// Throws ImportError for what it cannot convert.
+void convertNode(Ctx& c, const onnx::NodeProto& n);
+
+/// The less common operators (frontend/OnnxMoreOps.cpp); false if `n`'s op is not one of them.
+bool convertMore(Ctx& c, const onnx::NodeProto& n);
+
+/// Tries to fold a node over known values (shape arithmetic); true if it did.
+bool foldNode(Ctx& c, const onnx::NodeProto& n);
+
+/// Node attribute helpers (absent: the default).
+int64_t attrInt(const onnx::NodeProto& n, const std::string& name, int64_t dflt);
+double attrFloat(const onnx::NodeProto& n, const std::string& name, double dflt);
+std::string attrString(const onnx::NodeProto& n, const std::string& name, const std::string& dflt);
+std::optional<std::vector<int64_t>> attrInts(const onnx::NodeProto& n, const std::string& name);
+const onnx::AttributeProto* findAttr(const onnx::NodeProto& n, const std::string& name);
+
+/// Input `i` of `n` (null when absent or empty-named).
+OValue* input(Ctx& c, const onnx::NodeProto& n, int i);
+/// Input `i`, which must be present.
+OValue& need(Ctx& c, const onnx::NodeProto& n, int i);
+/// The known integer contents of input `i` (a shape, axes, bounds); throws if unknown.
+std::vector<DimExpr> knownInts(Ctx& c, const onnx::NodeProto& n, int i, const char* what);
+/// The known constant integers of input `i`; throws if unknown or symbolic.
+std::vector<int64_t> constInts(Ctx& c, const onnx::NodeProto& n, int i, const char* what);
+/// Defines output `i` of `n` (ignored when the node does not name it).
+void define(Ctx& c, const onnx::NodeProto& n, int i, OValue v);
+
+}  // namespace dscc::frontend

@@ -1,0 +1,458 @@
+// More ONNX operators, decomposed into dscc ops: hyperbolic math, Round, Mod, Hardmax, Trilu, Pad, OneHot, CumSum, depth/space.
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <limits>
+
+#include "frontend/OnnxInternal.h"
+#include "ir/Verifier.h"
+
+namespace dscc::frontend {
+
+namespace {
+
+using Attrs = std::vector<std::pair<std::string, Attribute>>;
+
+Attribute intList(const std::vector<int64_t>& v) {
+  std::vector<Attribute> l;
+  for (int64_t x : v) l.push_back(Attribute::makeInt(x));
+  return Attribute::makeList(l);
+}
+
+// Small builders over one node's context.
+struct B {
+  Ctx& c;
+  const onnx::NodeProto& n;
+  std::string name() const { return n.output_size() ? n.output(0) : "t"; }
+  Value* in(int i) { return c.use(need(c, n, i), n.input(i)); }
+  Value* op(OpKind k, std::vector<Value*> v, Attrs a = {}, std::optional<Type> t = std::nullopt) {
+    return c.emit(k, std::move(v), std::move(a), std::move(t), name());
+  }
+  Value* k(const Value* like, double v) { return c.scalar(like->type.dtype, v); }
+  Value* add(Value* a, Value* b) { return op(OpKind::Add, {a, b}); }
+  Value* sub(Value* a, Value* b) { return op(OpKind::Sub, {a, b}); }
+  Value* mul(Value* a, Value* b) { return op(OpKind::Mul, {a, b}); }
+  Value* div(Value* a, Value* b) { return op(OpKind::Div, {a, b}); }
+  Value* un(OpKind kd, Value* a) { return op(kd, {a}); }
+  Value* sel(Value* cnd, Value* a, Value* b) { return op(OpKind::Select, {cnd, a, b}); }
+  Value* cmp(OpKind kd, Value* a, Value* b) { return op(kd, {a, b}); }
+  Value* cast(Value* v, DType dt) {
+    return v->type.dtype == dt ? v : op(OpKind::Cast, {v}, {{"to", Attribute::makeDType(dt)}});
+  }
+  Value* iota(DType dt, std::vector<DimExpr> d, int64_t axis) {
+    return op(OpKind::Iota, {}, {{"axis", Attribute::makeInt(axis)}}, Type{dt, std::move(d)});
+  }
+  Value* fill(const Value* like, double v, std::vector<DimExpr> d) {
+    return op(OpKind::BroadcastTo, {k(like, v)}, {}, Type{like->type.dtype, std::move(d)});
+  }
+  Value* reshape(Value* v, std::vector<DimExpr> d) { return op(OpKind::Reshape, {v}, {}, Type{v->type.dtype, d}); }
+  Value* transpose(Value* v, const std::vector<int64_t>& perm) {
+    return op(OpKind::Transpose, {v}, {{"perm", intList(perm)}});
+  }
+  int64_t axis(int64_t a, size_t rank) {
+    auto r = normalizeAxis(a, rank);
+    if (!r) throw ImportError("axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+    return *r;
+  }
+  void out(Value* v) { define(c, n, 0, c.wrap(v)); }
+};
+
+// Round half to even: floor, then up past one half, or at one half to the even neighbour.
+Value* roundEven(B& b, Value* x) {
+  Value* fl = b.un(OpKind::Floor, x);
+  Value* frac = b.sub(x, fl);
+  Value* half = b.k(x, 0.5);
+  Value* up = b.add(fl, b.k(x, 1));
+  Value* odd = b.sub(fl, b.mul(b.k(x, 2), b.un(OpKind::Floor, b.div(fl, b.k(x, 2)))));
+  Value* tie = b.add(fl, odd);
+  return b.sel(b.cmp(OpKind::Gt, frac, half), up, b.sel(b.cmp(OpKind::Lt, frac, half), fl, tie));
+}
+
+// NegativeLogLikelihoodLoss over `logp` [N, C, d...] at integer targets
+// [N, d...]: the picked entries by a one-hot mask (so out-of-range ignored
+// targets need no gather), weighted, reduced as `reduction` says.
+Value* nll(B& b, Value* logp, Value* t, Value* w, const std::string& reduction, std::optional<int64_t> ignore) {
+  const auto& d = logp->type.dims;
+  size_t r = d.size();
+  if (r < 2) throw ImportError("the input must have rank >= 2");
+  DType dt = logp->type.dtype;
+  t = b.cast(t, DType::I64);
+  std::vector<DimExpr> td = t->type.dims, bd(r, DimExpr(1));
+  td.insert(td.begin() + 1, DimExpr(1));
+  Value* t1 = b.reshape(t, td);
+  Value* mask = b.cast(b.cmp(OpKind::Eq, t1, b.iota(DType::I64, d, 1)), dt);
+  if (ignore) mask = b.mul(mask, b.cast(b.cmp(OpKind::Ne, t1, b.c.scalar(DType::I64, double(*ignore))), dt));
+  if (w) {
+    bd[1] = d[1];
+    mask = b.mul(mask, b.reshape(w, bd));
+  }
+  Attrs ax1 = {{"axes", intList({1})}, {"keepdims", Attribute::makeBool(false)}};
+  Value* loss = b.un(OpKind::Neg, b.op(OpKind::ReduceSum, {b.mul(logp, mask)}, ax1));
+  if (reduction == "none") return loss;
+  Value* total = b.op(OpKind::ReduceSum, {loss}, {{"keepdims", Attribute::makeBool(false)}});
+  if (reduction == "sum") return total;
+  if (reduction != "mean") throw ImportError("reduction '" + reduction + "' is not supported");
+  Value* weight = b.op(OpKind::ReduceSum, {mask}, {{"keepdims", Attribute::makeBool(false)}});
+  return b.div(total, weight);
+}
+
+// atan by three half-angle steps, atan(t) = 2 atan(t / (1 + sqrt(1 + t^2))),
+// which bring any angle below pi/16 (|u| < 0.2), then the odd Taylor series
+// to u^15 (remainder below 1e-11 relative).
+Value* atan(B& b, Value* x) {
+  Value* u = x;
+  for (int i = 0; i < 3; ++i)
+    u = b.div(u, b.add(b.k(x, 1), b.un(OpKind::Sqrt, b.add(b.k(x, 1), b.mul(u, u)))));
+  Value* u2 = b.mul(u, u);
+  // Horner over v = u^2 with c_i = (-1)^i / (2i + 1), i = 7 .. 0.
+  Value* sum = b.k(x, -1.0 / 15);
+  for (int i = 6; i >= 0; --i) sum = b.add(b.k(x, (i % 2 ? -1.0 : 1.0) / (2 * i + 1)), b.mul(u2, sum));
+  return b.mul(b.k(x, 8), b.mul(u, sum));
+}
+
+}  // namespace
+
+bool convertMore(Ctx& c, const onnx::NodeProto& n) {
+  B b{c, n};
+  const std::string& op = n.op_type();
+  if (op == "NegativeLogLikelihoodLoss" || op == "SoftmaxCrossEntropyLoss") {
+    std::optional<int64_t> ignore;
+    if (findAttr(n, "ignore_index")) ignore = attrInt(n, "ignore_index", 0);
+    Value* x = b.in(0);
+    Value* w = input(c, n, 2) ? b.in(2) : nullptr;
+    if (op == "SoftmaxCrossEntropyLoss")
+      x = b.op(OpKind::LogSoftmax, {x}, {{"axis", Attribute::makeInt(1)}});
+    b.out(nll(b, x, b.in(1), w, attrString(n, "reduction", "mean"), ignore));
+    if (n.output_size() > 1 && !n.output(1).empty()) define(c, n, 1, c.wrap(x));
+    return true;
+  }
+  if (op == "GatherElements") {
+    // out[..., i, ...] = data[..., idx[..., i, ...], ...] along `axis`, as a
+    // one-hot selection over a new last dim of the axis' size, summed.
+    Value *data = b.in(0), *idx = b.cast(b.in(1), DType::I64);
+    size_t r = data->type.rank();
+    if (idx->type.rank() != r) throw ImportError("data and indices must have the same rank");
+    int64_t ax = b.axis(attrInt(n, "axis", 0), r);
+    DimExpr len = data->type.dims[ax];
+    Value* lenv = c.dimValue(len);
+    idx = b.sel(b.cmp(OpKind::Lt, idx, b.k(idx, 0)), b.add(idx, lenv), idx);
+    const auto& id = idx->type.dims;
+    // The data over the indices' extent in the other dims.
+    std::vector<int64_t> axes;
+    std::vector<Attribute> starts, ends;
+    for (size_t d = 0; d < r; ++d)
+      if (int64_t(d) != ax && data->type.dims[d] != id[d]) {
+        axes.push_back(int64_t(d));
+        starts.push_back(Attribute::makeInt(0));
+        ends.push_back(Attribute::makeDim(id[d]));
+      }
+    Value* ds = axes.empty() ? data
+                             : b.op(OpKind::Slice, {data}, {{"axes", intList(axes)}, {"starts", Attribute::makeList(starts)},
+                                                            {"ends", Attribute::makeList(ends)}});
+    std::vector<int64_t> perm;
+    for (size_t d = 0; d < r; ++d)
+      if (int64_t(d) != ax) perm.push_back(int64_t(d));
+    perm.push_back(ax);
+    Value* dt = ax == int64_t(r) - 1 ? ds : b.transpose(ds, perm);
+    std::vector<DimExpr> de = id, oh = id;
+    de[ax] = DimExpr(1);
+    de.push_back(len);
+    oh.push_back(len);
+    Value* dx = b.reshape(dt, de);
+    std::vector<DimExpr> i1 = id;
+    i1.push_back(DimExpr(1));
+    Value* hit = b.cmp(OpKind::Eq, b.reshape(idx, i1), b.iota(DType::I64, oh, int64_t(r)));
+    Value* picked = b.sel(hit, dx, b.k(dx, 0));
+    if (isBool(data->type.dtype)) throw ImportError("bool data is not supported");
+    b.out(b.op(OpKind::ReduceSum, {picked}, {{"axes", intList({int64_t(r)})}, {"keepdims", Attribute::makeBool(false)}}));
+    return true;
+  }
+  if (op == "Einsum") {
+    // Without ellipses or repeated letters in one operand: each operand
+    // transposed into one letter order (output letters, then summed ones),
+    // broadcast, multiplied, and summed over the letters not in the output.
+    std::string eq;
+    for (char ch : attrString(n, "equation", "")) if (ch != ' ') eq += ch;
+    if (eq.find("...") != std::string::npos) throw ImportError("equations with '...' are not supported");
+    size_t arrow = eq.find("->");
+    std::string lhs = eq.substr(0, arrow);
+    std::vector<std::string> terms(1);
+    for (char ch : lhs) {
+      if (ch == ',') terms.emplace_back();
+      else terms.back().push_back(ch);
+    }
+    if (int(terms.size()) != n.input_size()) throw ImportError("the equation has " + std::to_string(terms.size()) + " operands");
+    std::map<char, int> count;
+    for (const auto& t : terms)
+      for (char ch : t) {
+        if (!std::isalpha(static_cast<unsigned char>(ch))) throw ImportError("bad equation '" + eq + "'");
+        if (std::count(t.begin(), t.end(), ch) > 1) throw ImportError("repeated letters in one operand (diagonals) are not supported");
+        ++count[ch];
+      }
+    std::string outL;
+    if (arrow != std::string::npos) outL = eq.substr(arrow + 2);
+    else for (auto& [ch, k] : count) if (k == 1) outL += ch;
+    std::string order = outL;
+    for (const auto& t : terms)
+      for (char ch : t) if (order.find(ch) == std::string::npos) order += ch;
+    Value* acc = nullptr;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      Value* v = b.in(int(i));
+      const std::string& t = terms[i];
+      if (v->type.rank() != t.size()) throw ImportError("operand " + std::to_string(i) + " has rank " + std::to_string(v->type.rank()));
+      std::map<char, DimExpr> dimOf;
+      for (size_t p = 0; p < t.size(); ++p) dimOf[t[p]] = v->type.dims[p];
+      std::vector<int64_t> perm;
+      for (char ch : order)
+        if (size_t p = t.find(ch); p != std::string::npos) perm.push_back(int64_t(p));
+      bool identity = true;
+      for (size_t k2 = 0; k2 < perm.size(); ++k2) identity &= perm[k2] == int64_t(k2);
+      if (!identity) v = b.transpose(v, perm);
+      std::vector<DimExpr> full;
+      for (char ch : order) full.push_back(dimOf.count(ch) ? dimOf[ch] : DimExpr(1));
+      if (full != v->type.dims) v = b.reshape(v, full);
+      acc = acc ? b.mul(acc, v) : v;
+    }
+    std::vector<int64_t> sum;
+    for (size_t k2 = outL.size(); k2 < order.size(); ++k2) sum.push_back(int64_t(k2));
+    if (!sum.empty())
+      acc = b.op(OpKind::ReduceSum, {acc}, {{"axes", intList(sum)}, {"keepdims", Attribute::makeBool(false)}});
+    b.out(acc);
+    return true;
+  }
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    Value* x = b.in(0);
+    std::vector<int64_t> ax;
+    for (size_t d = 2; d < x->type.rank(); ++d) ax.push_back(int64_t(d));
+    if (ax.empty()) throw ImportError("the input must have rank >= 3");
+    OpKind kd = op == "GlobalMaxPool" ? OpKind::ReduceMax : OpKind::ReduceMean;
+    b.out(b.op(kd, {x}, {{"axes", intList(ax)}, {"keepdims", Attribute::makeBool(true)}}));
+    return true;
+  }
+  if (op == "EyeLike") {
+    Value* x = b.in(0);
+    if (x->type.rank() != 2) throw ImportError("the input must have rank 2");
+    DType dt = findAttr(n, "dtype") ? dtypeOf(int(attrInt(n, "dtype", 1))) : x->type.dtype;
+    const auto& d = x->type.dims;
+    Value* diff = b.sub(b.iota(DType::I64, d, 1), b.iota(DType::I64, d, 0));
+    b.out(b.cast(b.cmp(OpKind::Eq, diff, c.scalar(DType::I64, double(attrInt(n, "k", 0)))), dt));
+    return true;
+  }
+  if (op == "Atan" || op == "Asin" || op == "Acos") {
+    Value* x = b.in(0);
+    if (op == "Atan") {
+      b.out(atan(b, x));
+      return true;
+    }
+    // asin(x) = 2 atan(x / (1 + sqrt(1 - x^2))), finite at x = +-1.
+    Value* r = b.un(OpKind::Sqrt, b.sub(b.k(x, 1), b.mul(x, x)));
+    Value* as = b.mul(b.k(x, 2), atan(b, b.div(x, b.add(b.k(x, 1), r))));
+    b.out(op == "Asin" ? as : b.sub(b.k(x, M_PI / 2), as));
+    return true;
+  }
+  if (op == "Sinh" || op == "Cosh") {
+    Value* x = b.in(0);
+    Value *e = b.un(OpKind::Exp, x), *em = b.un(OpKind::Exp, b.un(OpKind::Neg, x));
+    b.out(b.mul(op == "Sinh" ? b.sub(e, em) : b.add(e, em), b.k(x, 0.5)));
+    return true;
+  }
+  if (op == "Asinh" || op == "Acosh") {
+    Value* x = b.in(0);
+    Value* r = b.un(OpKind::Sqrt, b.add(b.mul(x, x), b.k(x, op == "Asinh" ? 1 : -1)));
+    b.out(b.un(OpKind::Log, b.add(x, r)));
+    return true;
+  }
+  if (op == "Atanh") {
+    Value* x = b.in(0);
+    Value* one = b.k(x, 1);
+    b.out(b.mul(b.k(x, 0.5), b.un(OpKind::Log, b.div(b.add(one, x), b.sub(one, x)))));
+    return true;
+  }
+  if (op == "Round") {
+    b.out(roundEven(b, b.in(0)));
+    return true;
+  }
+  if (op == "IsInf") {
+    Value* x = b.in(0);
+    double inf = std::numeric_limits<double>::infinity();
+    bool pos = attrInt(n, "detect_positive", 1) != 0, neg = attrInt(n, "detect_negative", 1) != 0;
+    Value* p = b.cmp(OpKind::Eq, x, b.k(x, inf));
+    Value* m = b.cmp(OpKind::Eq, x, b.k(x, -inf));
+    b.out(pos && neg ? b.op(OpKind::Or, {p, m}) : pos ? p : neg ? m : b.cmp(OpKind::Ne, x, x));
+    return true;
+  }
+  if (op == "Shrink") {
+    Value* x = b.in(0);
+    double l = attrFloat(n, "lambd", 0.5), bias = attrFloat(n, "bias", 0.0);
+    Value* lo = b.sel(b.cmp(OpKind::Lt, x, b.k(x, -l)), b.add(x, b.k(x, bias)), b.k(x, 0));
+    b.out(b.sel(b.cmp(OpKind::Gt, x, b.k(x, l)), b.sub(x, b.k(x, bias)), lo));
+    return true;
+  }
+  if (op == "Mod") {
+    Value *x = b.in(0), *y = b.in(1);
+    bool fmod = attrInt(n, "fmod", 0) != 0;
+    if (isFloat(x->type.dtype)) {
+      if (!fmod) throw ImportError("fmod = 0 on floats is not allowed");
+      Value* t = b.div(x, y);
+      Value* q = b.sel(b.cmp(OpKind::Lt, t, b.k(t, 0)), b.un(OpKind::Ceil, t), b.un(OpKind::Floor, t));
+      b.out(b.sub(x, b.mul(q, y)));
+      return true;
+    }
+    Value* r = b.sub(x, b.mul(b.div(x, y), y));  // C remainder: integer division truncates
+    if (!fmod) {
+      Value* zero = b.k(r, 0);
+      Value* differ = b.cmp(OpKind::Ne, b.cmp(OpKind::Lt, r, zero), b.cmp(OpKind::Lt, y, zero));
+      Value* fix = b.op(OpKind::And, {b.cmp(OpKind::Ne, r, zero), differ});
+      r = b.sel(fix, b.add(r, y), r);
+    }
+    b.out(r);
+    return true;
+  }
+  if (op == "Hardmax") {
+    Value* x = b.in(0);
+    size_t r = x->type.rank();
+    int64_t ax = b.axis(attrInt(n, "axis", c.opset >= 13 ? -1 : 1), r);
+    std::vector<DimExpr> d = x->type.dims;
+    Value* v = x;
+    if (c.opset < 13 && ax != int64_t(r) - 1) v = b.reshape(x, {product(d, 0, ax), product(d, ax, r)}), ax = 1;
+    Value* idx = b.op(OpKind::ArgMax, {v}, {{"axis", Attribute::makeInt(ax)}, {"keepdims", Attribute::makeBool(true)}});
+    Value* io = b.iota(DType::I64, v->type.dims, ax);
+    Value* h = b.cast(b.cmp(OpKind::Eq, io, idx), x->type.dtype);
+    b.out(h->type.dims == d ? h : b.reshape(h, d));
+    return true;
+  }
+  if (op == "Trilu") {
+    Value* x = b.in(0);
+    size_t r = x->type.rank();
+    if (r < 2) throw ImportError("the input must have rank >= 2");
+    DimExpr kk(0);
+    if (input(c, n, 1)) kk = knownInts(c, n, 1, "k")[0];
+    std::vector<DimExpr> d = {x->type.dims[r - 2], x->type.dims[r - 1]};
+    Value* diff = b.sub(b.iota(DType::I64, d, 1), b.iota(DType::I64, d, 0));  // col - row
+    Value* kv = c.dimValue(kk);
+    Value* keep = attrInt(n, "upper", 1) ? b.cmp(OpKind::Ge, diff, kv) : b.cmp(OpKind::Le, diff, kv);
+    b.out(b.sel(keep, x, b.k(x, 0)));
+    return true;
+  }
+  if (op == "Pad") {
+    Value* x = b.in(0);
+    size_t r = x->type.rank();
+    std::string mode = attrString(n, "mode", "constant");
+    if (mode != "constant") throw ImportError("mode '" + mode + "' is not supported (only constant)");
+    std::vector<int64_t> pads, axes;
+    double value = 0;
+    if (c.opset < 11) {
+      pads = attrInts(n, "pads").value_or(std::vector<int64_t>{});
+      value = attrFloat(n, "value", 0.0);
+    } else {
+      pads = constInts(c, n, 1, "pads");
+      if (OValue* cv = input(c, n, 2)) {
+        if (!cv->cst) throw ImportError("the constant value must be known when importing");
+        value = cv->cst->getF(0);
+      }
+      if (input(c, n, 3))
+        for (int64_t a : constInts(c, n, 3, "axes")) axes.push_back(b.axis(a, r));
+    }
+    if (axes.empty())
+      for (size_t a = 0; a < r; ++a) axes.push_back(int64_t(a));
+    if (pads.size() != 2 * axes.size()) throw ImportError("pads must have two entries per axis");
+    Value* v = x;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int64_t a = axes[i], lo = pads[i], hi = pads[i + axes.size()];
+      if (lo < 0 || hi < 0) {
+        DimExpr dim = v->type.dims[a];
+        v = b.op(OpKind::Slice, {v}, {{"axes", intList({a})}, {"starts", Attribute::makeList({Attribute::makeInt(std::max<int64_t>(-lo, 0))})},
+                                      {"ends", Attribute::makeList({Attribute::makeDim(dim - DimExpr(std::max<int64_t>(-hi, 0)))})}});
+        lo = std::max<int64_t>(lo, 0), hi = std::max<int64_t>(hi, 0);
+      }
+      std::vector<Value*> parts;
+      std::vector<DimExpr> d = v->type.dims;
+      if (lo > 0) d[a] = DimExpr(lo), parts.push_back(b.fill(v, value, d));
+      parts.push_back(v);
+      if (hi > 0) d[a] = DimExpr(hi), parts.push_back(b.fill(v, value, d));
+      if (parts.size() > 1) v = b.op(OpKind::Concat, parts, {{"axis", Attribute::makeInt(a)}});
+    }
+    b.out(v);
+    return true;
+  }
+  if (op == "OneHot") {
+    Value* idx = b.cast(b.in(0), DType::I64);
+    OValue& dep0 = need(c, n, 1);
+    std::vector<DimExpr> depth;
+    if (dep0.cst && isFloat(dep0.cst->dtype)) depth.push_back(DimExpr(int64_t(dep0.cst->getF(0))));
+    else depth = knownInts(c, n, 1, "depth");
+    OValue& vals = need(c, n, 2);
+    Value* values = c.use(vals, n.input(2));
+    size_t r = idx->type.rank() + 1;
+    int64_t ax = b.axis(attrInt(n, "axis", -1), r);
+    DimExpr dep = depth[0];
+    Value* dv = c.dimValue(dep);
+    idx = b.sel(b.cmp(OpKind::Lt, idx, b.k(idx, 0)), b.add(idx, dv), idx);
+    std::vector<DimExpr> ud = idx->type.dims, od = idx->type.dims;
+    ud.insert(ud.begin() + ax, DimExpr(1));
+    od.insert(od.begin() + ax, dep);
+    Value* hit = b.cmp(OpKind::Eq, b.reshape(idx, ud), b.iota(DType::I64, od, ax));
+    auto pick = [&](int64_t i) {
+      return b.reshape(b.op(OpKind::Slice, {values}, {{"axes", intList({0})}, {"starts", intList({i})}, {"ends", intList({i + 1})}}), {});
+    };
+    b.out(b.sel(hit, pick(1), pick(0)));
+    return true;
+  }
+  if (op == "CumSum") {
+    Value* x = b.in(0);
+    size_t r = x->type.rank();
+    int64_t ax = b.axis(constInts(c, n, 1, "axis")[0], r);
+    bool excl = attrInt(n, "exclusive", 0) != 0, rev = attrInt(n, "reverse", 0) != 0;
+    if (!isFloat(x->type.dtype)) throw ImportError("only floating-point inputs are supported");
+    DimExpr len = x->type.dims[ax];
+    Value* i = b.iota(DType::I64, {len, len}, 0);
+    Value* j = b.iota(DType::I64, {len, len}, 1);
+    // out[j] = sum over i of x[i] * M[i, j].
+    OpKind rel = rev ? (excl ? OpKind::Gt : OpKind::Ge) : (excl ? OpKind::Lt : OpKind::Le);
+    Value* m = b.cast(b.cmp(rel, i, j), x->type.dtype);
+    std::vector<int64_t> perm;
+    for (size_t d = 0; d < r; ++d)
+      if (int64_t(d) != ax) perm.push_back(int64_t(d));
+    perm.push_back(ax);
+    std::vector<int64_t> back(r);
+    for (size_t d = 0; d < r; ++d) back[perm[d]] = int64_t(d);
+    Value* t = ax == int64_t(r) - 1 ? x : b.transpose(x, perm);
+    Value* s = b.op(OpKind::Matmul, {t, m});
+    b.out(ax == int64_t(r) - 1 ? s : b.transpose(s, back));
+    return true;
+  }
+  if (op == "DepthToSpace" || op == "SpaceToDepth") {
+    Value* x = b.in(0);
+    if (x->type.rank() != 4) throw ImportError("the input must have rank 4");
+    DimExpr bs(attrInt(n, "blocksize", 1));
+    const auto& d = x->type.dims;
+    if (op == "SpaceToDepth") {
+      Value* t = b.reshape(x, {d[0], d[1], DimExpr::div(d[2], bs), bs, DimExpr::div(d[3], bs), bs});
+      t = b.transpose(t, {0, 3, 5, 1, 2, 4});
+      b.out(b.reshape(t, {d[0], d[1] * bs * bs, DimExpr::div(d[2], bs), DimExpr::div(d[3], bs)}));
+      return true;
+    }
+    DimExpr cc = DimExpr::div(d[1], bs * bs);
+    bool crd = attrString(n, "mode", "DCR") == "CRD";
+    Value* t = crd ? b.reshape(x, {d[0], cc, bs, bs, d[2], d[3]}) : b.reshape(x, {d[0], bs, bs, cc, d[2], d[3]});
+    t = crd ? b.transpose(t, {0, 1, 4, 2, 5, 3}) : b.transpose(t, {0, 3, 4, 1, 5, 2});
+    b.out(b.reshape(t, {d[0], cc, d[2] * bs, d[3] * bs}));
+    return true;
+  }
+  if (op == "MeanVarianceNormalization") {
+    Value* x = b.in(0);
+    auto ax = attrInts(n, "axes").value_or(std::vector<int64_t>{0, 2, 3});
+    Attrs a = {{"axes", intList(ax)}, {"keepdims", Attribute::makeBool(true)}};
+    Value* mean = b.op(OpKind::ReduceMean, {x}, a);
+    Value* dev = b.sub(x, mean);
+    Value* var = b.op(OpKind::ReduceMean, {b.mul(dev, dev)}, a);
+    b.out(b.div(dev, b.add(b.un(OpKind::Sqrt, var), b.k(x, 1e-9))));
+    return true;
+  }
+  return false;
+}
+
+}  // namespace dscc::frontend
