@@ -365,7 +365,13 @@ struct Planner {
         int cand = *ugroups.begin();
         bool library = false;
         for (auto& [o, gid] : group) library |= gid == cand && o->kind == OpKind::Matmul;
+        // Reached through a reshape, p would bring the view into the kernel,
+        // which the stitch lowering does not take.
+        bool viaView = false;
+        for (auto& r : p->results)
+          for (Operation* u : usersOf(f, r.get())) viaView |= u->kind == OpKind::Reshape;
         if (library) why = "its user is a library call (no prologue fusion)";
+        else if (viaView && info[cand].stitch) why = "it reaches the stitch through a reshape";
         else if (tryJoin(p, cand, why, users)) g = cand;
       } else if (ugroups.size() > 1 || ungrouped) {
         why = "its result is used by " + std::to_string(ugroups.size() + (ungrouped ? 1 : 0)) + " kernels or ops";
@@ -391,7 +397,10 @@ struct Planner {
             bool allIn = !uu.empty() && std::all_of(uu.begin(), uu.end(), [&](Operation* x) {
               return group.count(x) && group[x] == g;
             });
-            if (allIn) group[u] = g;
+            if (allIn) {
+              group[u] = g;
+              info[g].hasMovement = true;  // no stitch takes a reshape inside
+            }
           }
     }
   }
