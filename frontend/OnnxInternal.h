@@ -21,6 +21,13 @@ class AttributeProto;
 
 namespace dscc::frontend {
 
+/// A list attribute of integers ({axes = [0, 2]}).
+inline Attribute intList(const std::vector<int64_t>& v) {
+  std::vector<Attribute> l;
+  for (int64_t x : v) l.push_back(Attribute::makeInt(x));
+  return Attribute::makeList(l);
+}
+
 /// An import error about the current node; the driver adds the file and node.
 struct ImportError : std::runtime_error {
   using std::runtime_error::runtime_error;

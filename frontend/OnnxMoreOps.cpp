@@ -16,12 +16,6 @@ namespace {
 
 using Attrs = std::vector<std::pair<std::string, Attribute>>;
 
-Attribute intList(const std::vector<int64_t>& v) {
-  std::vector<Attribute> l;
-  for (int64_t x : v) l.push_back(Attribute::makeInt(x));
-  return Attribute::makeList(l);
-}
-
 // Small builders over one node's context.
 struct B {
   Ctx& c;

@@ -15,12 +15,6 @@ namespace {
 
 using Attrs = std::vector<std::pair<std::string, Attribute>>;
 
-Attribute ints(const std::vector<int64_t>& v) {
-  std::vector<Attribute> l;
-  for (int64_t x : v) l.push_back(Attribute::makeInt(x));
-  return Attribute::makeList(l);
-}
-
 Attribute dims(const std::vector<DimExpr>& v) {
   std::vector<Attribute> l;
   for (const auto& x : v) l.push_back(Attribute::makeDim(x));
@@ -71,7 +65,7 @@ struct Conv {
 
   Value* reduce(OpKind kd, Value* x, const std::optional<std::vector<int64_t>>& ax, bool keep) {
     Attrs a;
-    if (ax) a.push_back({"axes", ints(*ax)});
+    if (ax) a.push_back({"axes", intList(*ax)});
     a.push_back({"keepdims", Attribute::makeBool(keep)});
     return emit(kd, {x}, a);
   }
@@ -267,9 +261,9 @@ void Conv::run() {
     Attrs a = {{"axis", Attribute::makeInt(axis)}, {"keepdims", Attribute::makeBool(keep)}};
     if (!attrInt(n, "select_last_index", 0)) return out(emit(OpKind::ArgMax, {x}, a));
     // The last index: the first one of the reversed axis, mirrored.
-    Value* rev = emit(OpKind::Slice, {x}, {{"axes", ints({axis})}, {"starts", ints({-1})},
-                                            {"ends", ints({-(int64_t(1) << 62)})},
-                                            {"steps", ints({-1})}});
+    Value* rev = emit(OpKind::Slice, {x}, {{"axes", intList({axis})}, {"starts", intList({-1})},
+                                            {"ends", intList({-(int64_t(1) << 62)})},
+                                            {"steps", intList({-1})}});
     Value* i = emit(OpKind::ArgMax, {rev}, a);
     Value* last = c.dimValue(x->type.dims[axis] - 1);
     return out(bin(OpKind::Sub, last, i));
@@ -342,7 +336,7 @@ void Conv::more() {
   }
   if (op == "Transpose") {
     Attrs a;
-    if (auto p = attrInts(n, "perm")) a.push_back({"perm", ints(*p)});
+    if (auto p = attrInts(n, "perm")) a.push_back({"perm", intList(*p)});
     return out(emit(OpKind::Transpose, {in(0)}, a));
   }
   if (op == "Concat") {
@@ -455,8 +449,8 @@ void Conv::more() {
     };
     for (auto& d : starts) clampBound(d);
     for (auto& d : ends) clampBound(d);
-    return out(emit(OpKind::Slice, {x}, {{"axes", ints(ax)}, {"starts", dims(starts)}, {"ends", dims(ends)},
-                                          {"steps", ints(steps)}}));
+    return out(emit(OpKind::Slice, {x}, {{"axes", intList(ax)}, {"starts", dims(starts)}, {"ends", dims(ends)},
+                                          {"steps", intList(steps)}}));
   }
   if (op == "Split") {
     Value* x = in(0);
@@ -474,7 +468,7 @@ void Conv::more() {
     }
     DimExpr at(0);
     for (size_t p = 0; p < sizes.size(); ++p) {
-      Value* s = c.emit(OpKind::Slice, {x}, {{"axes", ints({axis})}, {"starts", dims({at})}, {"ends", dims({at + sizes[p]})}},
+      Value* s = c.emit(OpKind::Slice, {x}, {{"axes", intList({axis})}, {"starts", dims({at})}, {"ends", dims({at + sizes[p]})}},
                         std::nullopt, outName(int(p)));
       out(s, int(p));
       at = at + sizes[p];
