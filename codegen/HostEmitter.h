@@ -143,6 +143,13 @@ class HostEmitter {
   BufferPlan buffers_;
   // Values the host made (constants, dims, scalars): their host address.
   std::map<const Value*, llvm::Value*> hostPtr_;
+  // File constants embedded so far: their path as written, data and size (for dscc_model_file_constants).
+  struct EmbeddedFile {
+    std::string path;
+    llvm::GlobalVariable* data;
+    uint64_t bytes;
+  };
+  std::vector<EmbeddedFile> embeddedFiles_;
   std::vector<llvm::Value*> slotPtr_, inData_, outData_;
 };
 

@@ -86,6 +86,7 @@ std::string HostEmitter::emitConstant(const Operation& op) {
                                      "const." + op.result()->name);
   g->setAlignment(llvm::Align(64));
   hostPtr_[op.result()] = g;
+  if (value && value->kind == Attribute::Kind::File) embeddedFiles_.push_back({value->s, g, tensor.bytes.size()});
   return "";
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -333,7 +334,7 @@ std::string programText(const Ctx& c, const std::vector<std::string>& facts) {
   std::string s = "// Imported from ONNX by `dscc import`.\nfunc @main(";
   for (size_t i = 0; i < f.args.size(); ++i) s += (i ? ", %" : "%") + f.args[i]->name + ": " + f.args[i]->type.str();
   s += ") -> ";
-  for (size_t i = 0; i < f.returns.size(); ++i) s += (i ? ", " : "") + f.returns[i]->type.str();
+  s += printResultTypes(f);
   if (!facts.empty()) {
     s += "\n    where ";
     for (size_t i = 0; i < facts.size(); ++i) s += (i ? ", " : "") + facts[i];
@@ -461,6 +462,9 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
       Value* v = c.use(it->second, vi.name());
       c.f->returns.push_back(v);
       c.f->resultTypes.push_back(v->type);
+      // The output keeps the model's name (a repeated one stays unnamed after its first use).
+      bool repeated = std::count(out.outputNames.begin(), out.outputNames.end(), vi.name()) > 0;
+      c.f->resultNames.push_back(repeated ? "" : vi.name());
       out.outputNames.push_back(vi.name());
     }
     if (g.output_size() == 0) throw ImportError("the graph has no outputs");

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "codegen/GpuKernels.h"
@@ -82,6 +83,12 @@ std::string findPtxas() {
   return "";
 }
 
+// Text that cannot end a C comment early.
+std::string commentSafe(std::string s) {
+  for (size_t p = 0; (p = s.find("*/", p)) != std::string::npos;) s.replace(p, 2, "* /");
+  return s;
+}
+
 std::string headerText(const Function& f, const std::string& file) {
   std::string guard = "DSCC_MODEL_" + codegen::cIdentifier(f.name) + "_H";
   for (char& c : guard) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -96,7 +103,8 @@ std::string headerText(const Function& f, const std::string& file) {
     h << " *   " << i << ": %" << f.args[i]->name << "  " << f.args[i]->type.str() << "\n";
   h << " * Outputs:\n";
   for (size_t i = 0; i < f.returns.size(); ++i)
-    h << " *   " << i << ": %" << f.returns[i]->name << "  " << f.returns[i]->type.str() << "\n";
+    h << " *   " << i << ": " << (f.resultName(i).empty() ? "" : "\"" + commentSafe(f.resultName(i)) + "\" ") << "%"
+      << f.returns[i]->name << "  " << f.returns[i]->type.str() << "\n";
   if (!f.facts.empty()) {
     h << " * Facts the sizes must satisfy (else DSCC_FACT_VIOLATED):\n";
     for (const Fact& fact : f.facts) h << " *   " << fact.str() << "\n";
@@ -104,6 +112,23 @@ std::string headerText(const Function& f, const std::string& file) {
   h << " */\n";
   h << "enum { " << id << "_NUM_INPUTS = " << f.args.size() << ", " << id << "_NUM_OUTPUTS = " << f.returns.size()
     << " };\n\n";
+  // Positions by name (inputs by argument name, outputs by result name), as C identifiers.
+  auto names = [&](const char* kind, const std::vector<std::string>& ns) {
+    std::set<std::string> used;
+    std::string s;
+    for (size_t i = 0; i < ns.size(); ++i) {
+      if (ns[i].empty()) continue;
+      std::string c = id + "_" + kind + "_" + codegen::cIdentifier(ns[i]);
+      if (!used.insert(c).second) continue;  // two names that sanitise alike: the first keeps it
+      s += (s.empty() ? "enum {\n" : ",\n") + ("  " + c + " = " + std::to_string(i));
+    }
+    if (!s.empty()) h << s << "\n};\n\n";
+  };
+  std::vector<std::string> inNames, outNames;
+  for (const auto& a : f.args) inNames.push_back(a->name);
+  for (size_t i = 0; i < f.returns.size(); ++i) outNames.push_back(f.resultName(i));
+  names("INPUT", inNames);
+  names("OUTPUT", outNames);
   h << "/** Runs @" << f.name << " (see dscc_run_fn in dscc_runtime.h for the contract). */\n";
   h << "dscc_status " << id
     << "_run(dscc_context* ctx, const dscc_tensor* inputs, int n_in, dscc_tensor* outputs, int n_out);\n\n";
