@@ -62,7 +62,7 @@ def compare(name, got, want, logits=None):
     return ""
 
 
-def check_model(dscc, onnx_path, name, cases, work):
+def check_model(dscc, onnx_path, name, cases, work, kind=None):
     """cases: [(batch, seq, {input: array}, {output: array})]. Returns a list of failures."""
     import transformers as tm
     fails = []
@@ -82,7 +82,7 @@ def check_model(dscc, onnx_path, name, cases, work):
             except RuntimeError as e:
                 fails.append("%s %s B=%d S=%d: %s" % (name, how, b, s, e))
                 continue
-            for o in tm.OUTPUTS[name]:
+            for o in tm.OUTPUTS[kind or name]:
                 path = os.path.join(out, o + ".npy")
                 if not os.path.exists(path):
                     fails.append("%s %s B=%d S=%d: no %s.npy" % (name, how, b, s, o))
@@ -152,7 +152,7 @@ def main():
     if a.exporter in ("dynamo", "both"):
         print("torch.export-based exporter (committed fixtures):")
         for name, (path, cs) in dynamo_cases().items():
-            fails += check_model(a.dscc, path, name + "_dynamo", cs, work)
+            fails += check_model(a.dscc, path, name + "_dynamo", cs, work, name)
     for f in fails:
         print("FAIL: " + f)
     if not a.keep:
