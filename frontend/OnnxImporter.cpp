@@ -361,9 +361,10 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
   };
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail(std::string("cannot open: ") + std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Parsed from the stream (no second copy of a large model's bytes).
   onnx::ModelProto model;
-  if (!model.ParseFromString(bytes)) return fail("not a valid ONNX model (the protobuf does not parse)");
+  if (!model.ParseFromIstream(&in)) return fail("not a valid ONNX model (the protobuf does not parse)");
+  in.close();
   if (!model.has_graph()) return fail("not a valid ONNX model (no graph)");
   int64_t opset = -1;
   for (const auto& o : model.opset_import())
@@ -432,10 +433,15 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
       for (const auto& vi : g.input()) found |= vi.name() == name;
       if (!found) throw ImportError("--const " + name + ": the graph has no input '" + name + "'");
     }
-    for (const auto& t : g.initializer()) {
+    for (int ti = 0; ti < g.initializer_size(); ++ti) {
+      const onnx::TensorProto& t = g.initializer(ti);
       where = "initializer '" + t.name() + "': ";
       OValue o;
       o.cst = tensorOf(t);
+      // The proto's copy of the data is no longer needed: a model's weights are held once.
+      onnx::TensorProto* mt = model.mutable_graph()->mutable_initializer(ti);
+      std::string().swap(*mt->mutable_raw_data());
+      mt->clear_float_data(), mt->clear_int64_data(), mt->clear_int32_data(), mt->clear_double_data();
       o.type.dtype = o.cst->dtype;
       for (int64_t d : o.cst->shape) o.type.dims.push_back(DimExpr(d));
       if (isInteger(o.type.dtype) && o.cst->rank() <= 1 && o.cst->numel() <= 64) {

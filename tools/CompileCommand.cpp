@@ -83,6 +83,26 @@ std::string findPtxas() {
   return "";
 }
 
+// Files removed when the compile is done, whatever happens.
+struct TempFiles {
+  std::vector<std::string> paths;
+  ~TempFiles() {
+    std::error_code ec;
+    for (const std::string& p : paths) fs::remove(p, ec);
+  }
+};
+
+// Assembles the external weights into BASE.weights.o (GNU as via cc, .incbin of BASE.weights.bin).
+std::string weightsObject(const codegen::ExternalData& w, const std::string& base, TempFiles& temps) {
+  std::string bin = base + ".weights.bin", asmFile = base + ".weights.s", obj = base + ".weights.o", err;
+  temps.paths.insert(temps.paths.end(), {bin, asmFile, obj});
+  if (std::string e = w.write(bin); !e.empty()) return e;
+  if (!writeFile(asmFile, w.assembly(fs::absolute(bin).string()), &err)) return err;
+  if (runProgram({"cc", "-c", "-o", obj, asmFile}) != 0)
+    return "the system assembler (cc -c) failed on the weights (" + std::to_string(w.size) + " bytes)";
+  return "";
+}
+
 // Text that cannot end a C comment early.
 std::string commentSafe(std::string s) {
   for (size_t p = 0; (p = s.find("*/", p)) != std::string::npos;) s.replace(p, 2, "* /");
@@ -256,8 +276,13 @@ int cmdCompile(const CompileOpts& o) {
     if (pathFor(k) != "-") written.push_back(pathFor(k));
   if (needCode) {
     codegen::CodeModule m(fe->func->name);
+    // Weights stay out of LLVM for objects and libraries: assembled from a
+    // file beside the code (weightsObject), so memory holds them once.
+    codegen::ExternalData weights;
+    bool external = wants("obj") || wants("so");
     if (std::string e = codegen::emitModel(fe->plan, fe->source, m, gpuArch.empty() ? nullptr : &gpu,
-                                              fs::absolute(o.file).parent_path().string()); !e.empty())
+                                              fs::absolute(o.file).parent_path().string(),
+                                              external ? &weights : nullptr); !e.empty())
       return fail(o.file + ": cannot compile @" + fe->func->name + ": " + e);
     codegen::ObjectOptions oo;
     oo.optLevel = o.optLevel;
@@ -272,7 +297,25 @@ int cmdCompile(const CompileOpts& o) {
     if (wants("obj") || wants("so")) {
       std::string obj;
       if (std::string e = codegen::emitMachineCode(m, oo, false, obj); !e.empty()) return fail(e);
-      if (wants("obj") && !writeFile(pathFor("obj"), obj, &err)) return fail(err);
+      TempFiles temps;
+      std::string weightsObj;
+      if (weights.size > 0) {
+        std::string base = (wants("so") ? pathFor("so") : pathFor("obj")) + ".tmp" + std::to_string(getpid());
+        weightsObj = base + ".weights.o";
+        if (std::string e = weightsObject(weights, base, temps); !e.empty()) return fail(e);
+      }
+      if (wants("obj")) {
+        if (weightsObj.empty()) {
+          if (!writeFile(pathFor("obj"), obj, &err)) return fail(err);
+        } else {
+          // One relocatable object: the code and the weights, merged by the linker.
+          std::string code = pathFor("obj") + ".tmp" + std::to_string(getpid()) + ".code.o";
+          temps.paths.push_back(code);
+          if (!writeFile(code, obj, &err)) return fail(err);
+          if (runProgram({"ld", "-r", "-o", pathFor("obj"), code, weightsObj}) != 0)
+            return fail("the system linker (ld -r) failed to merge the code and the weights");
+        }
+      }
       if (wants("so")) {
         std::string rt = o.runtimeDir.empty() ? defaultRuntimeDir() : o.runtimeDir;
         if (rt.empty() || !fs::exists(fs::path(rt) / "libdscc_runtime.so"))
@@ -282,7 +325,12 @@ int cmdCompile(const CompileOpts& o) {
         // system linker makes the shared library from it.
         std::string tmp = out + ".tmp" + std::to_string(getpid()) + ".o";
         if (!writeFile(tmp, obj, &err)) return fail(err);
-        int rc = runProgram({"cc", "-shared", "-o", out, tmp, "-L" + rt, "-ldscc_runtime", "-Wl,-rpath," + rt, "-lmvec", "-lm"});
+        std::vector<std::string> link = {"cc", "-shared", "-o", out, tmp};
+        if (!weightsObj.empty()) link.push_back(weightsObj);
+        for (std::string a : {"-L" + rt, std::string("-ldscc_runtime"), "-Wl,-rpath," + rt, std::string("-lmvec"),
+                              std::string("-lm")})
+          link.push_back(a);
+        int rc = runProgram(link);
         std::error_code ec;
         fs::remove(tmp, ec);
         if (rc != 0) return fail("the system linker (cc -shared) failed with status " + std::to_string(rc));
