@@ -3,6 +3,7 @@
 
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
@@ -384,6 +385,23 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
       return fail("the ONNX checker rejects the model: " + what);
     }
   }
+  // ONNX's own shape inference (with data propagation), as a cross-check of
+  // the static dims dscc derives; only where the library knows the opset.
+  std::map<std::string, std::vector<int64_t>> inferred;  // -1: a dim it leaves open
+  if (opset <= known) {
+    try {
+      onnx::ShapeInferenceOptions sio(false, 0, true);
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), sio);
+      for (const auto& vi : model.graph().value_info()) {
+        if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) continue;
+        std::vector<int64_t> dims;
+        for (const auto& d : vi.type().tensor_type().shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+        inferred[vi.name()] = dims;
+      }
+    } catch (const std::exception&) {
+      inferred.clear();  // the library's inference failed: nothing to compare with
+    }
+  }
   const onnx::GraphProto& g = model.graph();
   auto module = std::make_unique<Module>();
   module->funcs.push_back(std::make_unique<Function>());
@@ -477,6 +495,22 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
   } catch (const ImportError& e) {
     return fail(where + e.what());
   }
+  int disagree = 0;
+  for (const auto& [name, dims] : inferred) {
+    auto it = c.vals.find(name);
+    if (it == c.vals.end()) continue;
+    const Type& t = it->second.type;
+    bool same = t.rank() == dims.size();
+    for (size_t k = 0; same && k < dims.size(); ++k)
+      same = dims[k] < 0 || !t.dims[k].isConst() || t.dims[k].constValue() == dims[k];
+    if (same) continue;
+    if (++disagree > 5) continue;
+    std::string theirs = "[";
+    for (size_t k = 0; k < dims.size(); ++k) theirs += (k ? ", " : "") + (dims[k] < 0 ? std::string("?") : std::to_string(dims[k]));
+    err << path << ": warning: ONNX shape inference gives " << theirs << "] for '" << name << "', dscc "
+        << t.str() << "\n";
+  }
+  if (disagree > 5) err << path << ": warning: ... and " << disagree - 5 << " more shape inference disagreements\n";
   out.text = programText(c, opts.facts);
   return true;
 }
