@@ -87,7 +87,7 @@ std::string HostEmitter::emitConstant(const Operation& op) {
     tensor = std::make_shared<const Tensor>(std::move(out[0]));
   }
   llvm::Constant* addr = nullptr;
-  if (file && external_) {
+  if (file && external_ && !tensor->bytes.empty()) {
     // Placed in the external blob; the host addresses it at its offset.
     if (!externalSym_) {
       externalSym_ = new llvm::GlobalVariable(mod_, b_.getInt8Ty(), true, llvm::GlobalValue::ExternalLinkage, nullptr,
