@@ -87,6 +87,13 @@ std::string plan(const Operation& f, GenericPlan& p, bool tiles) {
         break;
       }
       case OpPattern::Opaque:
+        if (op->kind == OpKind::Matmul) {  // a loop over K per element (dtypes without a GEMM routine)
+          const Type& at = op->operands[0]->type;
+          bool ta = false;
+          if (const Attribute* t = op->attr("transpose_a")) ta = t->b;
+          work = at.rank() == 1 ? at.dims[0] : at.dims[at.rank() - (ta ? 2 : 1)];
+          break;
+        }
         return err("op '" + std::string(op->name()) + "' (%" + nameOf(*op) + ") cannot be part of a kernel");
     }
     if (op->kind == OpKind::Slice)
@@ -378,6 +385,7 @@ class Generator {
       case OpCategory::Concat: return concat(op, oi);
       case OpCategory::Reduce: return reduce(op, oi);
       case OpCategory::ArgMax: return argmax(op, oi);
+      case OpCategory::Matmul: return matmul(op, oi);
       default: break;
     }
     return llvm::PoisonValue::get(registerType(ctx_, op.result()->type.dtype));  // plan() refused these
@@ -477,6 +485,64 @@ class Generator {
       for (size_t ax : reducedAxes(op)) count = b_.CreateMul(count, arith_->dim(op.operands[0], ax));
     }
     return finishReduction(b_, op, s, count);
+  }
+
+  // numpy's matmul at one output index: batch dims broadcast (a dim that is
+  // 1 at run time reads index 0), a 1-D operand a row (lhs) or column (rhs),
+  // the product summed over K in ascending order as the interpreter does:
+  // floats in f64, integers wrapping in 64 bits, then rounded to the dtype.
+  llvm::Value* matmul(const Operation& op, const Index& oi) {
+    LlvmArith& a = *arith_;
+    const Value *x = op.operands[0], *y = op.operands[1];
+    bool ta = false, tb = false;
+    if (const Attribute* t = op.attr("transpose_a")) ta = t->b;
+    if (const Attribute* t = op.attr("transpose_b")) tb = t->b;
+    size_t rx = x->type.rank(), ry = y->type.rank(), ro = op.result()->type.rank();
+    bool xv = rx == 1, yv = ry == 1;
+    size_t nb = ro - (xv ? 0 : 1) - (yv ? 0 : 1);  // output batch dims
+    // An operand's batch index: its batch dims right-aligned against the output's.
+    auto batchIndex = [&](const Value* v, size_t nbv) {
+      Index idx;
+      for (size_t d = 0; d < nbv; ++d) {
+        llvm::Value* o = oi[nb - nbv + d];
+        const DimExpr& vd = v->type.dims[d];
+        if (vd.isConst() && vd.constValue() == 1) idx.push_back(b_.getInt64(0));
+        else if (vd == op.result()->type.dims[nb - nbv + d]) idx.push_back(o);
+        else idx.push_back(a.select(a.eq(a.dim(v, d), b_.getInt64(1)), b_.getInt64(0), o));
+      }
+      return idx;
+    };
+    llvm::Value* K = xv ? a.dim(x, 0) : a.dim(x, ta ? rx - 2 : rx - 1);
+    DType dt = x->type.dtype;
+    bool fl = isFloat(dt);
+    llvm::Type* acc = fl ? b_.getDoubleTy() : b_.getInt64Ty();
+    llvm::Value* slot = entryAlloca(acc, "acc." + op.result()->name);
+    b_.CreateStore(llvm::Constant::getNullValue(acc), slot);
+    auto widen = [&](llvm::Value* v) {
+      if (v->getType() == acc) return v;
+      if (fl) return b_.CreateFPExt(v, acc);
+      return dt == DType::I1 ? b_.CreateZExt(v, acc) : b_.CreateSExt(v, acc);
+    };
+    forRange(b_.getInt64(0), K, "mm." + op.result()->name, [&](llvm::Value* k) {
+      Index ix = xv ? Index{} : batchIndex(x, rx - 2), iy = yv ? Index{} : batchIndex(y, ry - 2);
+      if (xv) ix.push_back(k);
+      else if (ta) ix.push_back(k), ix.push_back(oi[nb]);
+      else ix.push_back(oi[nb]), ix.push_back(k);
+      llvm::Value* j = yv ? nullptr : oi[ro - 1];
+      if (yv) iy.push_back(k);
+      else if (tb) iy.push_back(j), iy.push_back(k);
+      else iy.push_back(k), iy.push_back(j);
+      llvm::Value* p = fl ? b_.CreateFMul(widen(gen(x, ix)), widen(gen(y, iy)))
+                          : b_.CreateMul(widen(gen(x, ix)), widen(gen(y, iy)));
+      llvm::Value* s = b_.CreateLoad(acc, slot);
+      b_.CreateStore(fl ? b_.CreateFAdd(s, p) : b_.CreateAdd(s, p), slot);
+    });
+    llvm::Value* s = b_.CreateLoad(acc, slot);
+    DType od = op.result()->type.dtype;
+    llvm::Type* rt = registerType(ctx_, od);
+    if (fl) return roundToDType(b_, od, rt == acc ? s : b_.CreateFPTrunc(s, rt));
+    if (od == DType::I1) return b_.CreateICmpNE(s, b_.getInt64(0));
+    return rt == acc ? s : b_.CreateTrunc(s, rt);
   }
 
   llvm::Value* argmax(const Operation& op, const Index& oi) {

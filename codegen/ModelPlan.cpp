@@ -22,14 +22,22 @@ std::string cIdentifier(const std::string& name) {
   return s;
 }
 
-std::string kernelLegality(const Operation& fusion) {
+std::string kernelLegality(const Operation& fusion, bool gpu) {
   std::string k = fusionKind(fusion);
   KernelInterface iface;
   if (k == "loop") return describeLoopKernel(fusion, iface);
   if (k == "stitch") return describeStitchKernel(fusion, iface);
   if (k == "input") return describeInputKernel(fusion, iface);
   if (k == "generic") return describeGenericKernel(fusion, iface);
-  if (k == "library") return "";
+  if (k == "library") {
+    for (const auto& op : fusion.body) {
+      if (op->kind != OpKind::Matmul) continue;
+      DType dt = op->operands[0]->type.dtype;
+      if (dt == DType::F32 || (gpu && (dt == DType::F16 || dt == DType::BF16))) return "";
+      return "codegen: no GEMM routine for a matmul of " + std::string(dtypeName(dt)) + (gpu ? "" : " on the cpu");
+    }
+    return "";
+  }
   return "codegen: unknown kernel kind '" + k + "'";
 }
 

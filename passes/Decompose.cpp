@@ -266,6 +266,14 @@ bool isComposite(const Operation& op) {
   }
 }
 
+bool isSymbolicSplat(const Operation& op) {
+  const Attribute* v = op.attr("value");
+  if (op.kind != OpKind::Constant || op.results.size() != 1 || !v || v->kind != Attribute::Kind::Splat) return false;
+  for (const DimExpr& d : op.result()->type.dims)
+    if (!d.isConst()) return true;
+  return false;
+}
+
 void tally(Counts& c, OpKind k) {
   switch (k) {
     case OpKind::Softmax: ++c.softmax; break;
@@ -282,6 +290,22 @@ bool decomposeFunction(Function& f, PassContext& ctx) {
   Counts counts;
   for (size_t i = 0; i < f.ops.size(); ++i) {
     Operation& op = *f.ops[i];
+    if (isSymbolicSplat(op)) {
+      // A splat whose size is known only at run time: a scalar broadcast,
+      // which any kernel can hold (the host has no buffer of that size).
+      Value* old = op.result();
+      std::string base = old->name;
+      Emitter e(f, i, op, ctx.diags, counts);
+      const Type t = old->type;
+      Value* s = e.op(OpKind::Constant, {}, {{"value", *op.attr("value")}}, e.name("scalar"), Type{t.dtype, {}});
+      Value* repl = e.op(OpKind::BroadcastTo, {s}, {}, base, t);
+      if (!repl) return false;
+      replaceAllUses(f, old, repl);
+      f.ops.erase(f.ops.begin() + static_cast<std::ptrdiff_t>(e.pos()));
+      repl->name = base;
+      i = e.pos() - 1;
+      continue;
+    }
     if (!isComposite(op) || op.results.size() != 1) continue;
     // Copy what is needed after the composite is gone.
     Value* old = op.result();

@@ -415,7 +415,7 @@ struct Planner {
     for (auto& op : f.ops) {
       if (op->kind != OpKind::Fusion) continue;
       const Attribute* k = op->attr("kind");
-      if (!k || k->s == "library" || k->s == "generic") continue;
+      if (!k || k->s == "generic") continue;
       std::string was = k->s;
       std::string why = ctx.opts.kernelCheck(*op);
       if (why.empty()) continue;

@@ -88,7 +88,8 @@ std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string
     if (!fe->module || !loadFileConstants(*fe->module, *fe->diags)) return nullptr;
   }
   PipelineOptions popts;
-  popts.kernelCheck = codegen::kernelLegality;
+  bool gpu = opts.gpu;
+  popts.kernelCheck = [gpu](const Operation& fusion) { return codegen::kernelLegality(fusion, gpu); };
   std::ostringstream passOut;
   if (!runPasses(*fe->module, {lookupPass("infer-shapes")}, *fe->diags, popts, passOut)) return nullptr;
   fe->parsedIR = printModule(*fe->module);

@@ -12,7 +12,8 @@ mean, prod) over random axis sets with and without keepdims, argmax, transpose,
 reshape that merges, splits, inserts and drops dims, slice with negative
 bounds and steps (constant and symbolic dims), concat, gather with negative
 indices, iota, broadcast_to, casts, softmax / log_softmax / layer_norm on any
-axis, and matmul with batch broadcasting; chains of these.
+axis, and matmul with batch broadcasting (also f64 and i32 matmuls, generic
+kernels on the cpu), constant splats of symbolic shape; chains of these.
 
 Planner: `dscc-opt --default-pipeline` (next to dscc) must plan it without a
 stitch that the stitch lowering refuses (such a kernel would run as a generic
@@ -144,9 +145,14 @@ class Gen:
         x, dims = self.pick()
         choices = ["unary", "binary", "binary", "reduce", "transpose", "reshape", "slice", "concat",
                    "gather", "iota", "select", "softmax", "layer_norm", "matmul", "argmax", "broadcast",
-                   "cast", "exp", "positive", "divide", "integer", "logic", "gelu"]
+                   "cast", "exp", "positive", "divide", "integer", "logic", "gelu", "splat"]
         kind = self.r.choice(choices)
         getattr(self, "op_" + kind)(x, dims)
+
+    def op_splat(self, x, dims):
+        # A constant of the value's (symbolic) shape.
+        c = self.emit("constant splat<%.3f> : f32[%s]" % (self.r.uniform(-2, 2), ", ".join(dims)), dims, pool=False)
+        self.emit("add %%%s, %%%s" % (x, c), dims)
 
     def op_unary(self, x, dims):
         self.emit("%s %%%s" % (self.r.choice(UNARY), x), dims)
@@ -409,6 +415,21 @@ class Gen:
         if len(dims) < 2 or len(dims) > 3:
             return self.op_unary(x, dims)
         k = dims[-1]
+        if self.r.random() < 0.2:
+            # A matmul the cpu has no GEMM routine for (f64, i32): a generic kernel.
+            dt = self.r.choice(["f64", "i32"])
+            n = self.r.choice(["3", "M"])
+            if dt == "f64":
+                a = self.emit("cast %%%s {to = f64}" % x, dims, pool=False)
+            else:  # small integers: floor(4x) keeps the sums exact
+                c = self.emit("constant 4.0 : f32[]", [], pool=False)
+                m = self.emit("mul %%%s, %%%s" % (x, c), dims, pool=False)
+                f = self.emit("floor %%%s" % m, dims, pool=False)
+                a = self.emit("cast %%%s {to = i32}" % f, dims, pool=False)
+            w = self.arg([k, n], dtype=dt)
+            p = self.emit("matmul %%%s, %%%s" % (a, w), dims[:-1] + [n], pool=False)
+            self.emit("cast %%%s {to = f32}" % p, dims[:-1] + [n])
+            return
         n = self.r.choice(["3", "5", "M"])
         if self.r.random() < 0.25:
             w = self.arg([n, k])
@@ -510,8 +531,10 @@ def run_one(dscc, seed, k, target, keep, verbose):
             ins = []
             for name, dt, dims, kind in g.args:
                 shape = [evaluate(d, sizes) for d in dims]
-                if kind == "data":
-                    a = rng.uniform(-1, 1, size=shape).astype(np.float32)
+                if kind == "data" and dt == "i32":
+                    a = rng.integers(-9, 10, size=shape).astype(np.int32)
+                elif kind == "data":
+                    a = rng.uniform(-1, 1, size=shape).astype(np.float64 if dt == "f64" else np.float32)
                 else:
                     D = evaluate(kind[1], sizes)
                     a = rng.integers(-D, D, size=shape).astype(np.int64)
