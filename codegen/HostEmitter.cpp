@@ -182,6 +182,37 @@ std::string HostEmitter::emitHost() {
       b_.CreateStore(inDims[i][d], b_.CreateConstInBoundsGEP1_64(i64(), sizes_, k));
       bound.insert(e.symbolName());
     }
+  // Then from dims affine in one unbound symbol over bound ones, `a*S + b`:
+  // S = (dim - b) / a, until no more bind. The dim checks below reject a
+  // size that is not exactly a*S + b; a negative S is a shape mismatch here.
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t i = 0; i < f_.args.size(); ++i)
+      for (size_t d = 0; d < f_.args[i]->type.rank(); ++d) {
+        const DimExpr& e = f_.args[i]->type.dims[d];
+        std::set<std::string> syms;
+        e.collectSymbols(syms);
+        std::vector<std::string> open;
+        for (const std::string& s : syms)
+          if (!bound.count(s)) open.push_back(s);
+        if (open.size() != 1 || e.hasOpaqueAtoms()) continue;
+        const std::string& s = open[0];
+        DimExpr b0 = e.substitute({{s, DimExpr(0)}}), a = e.substitute({{s, DimExpr(1)}}) - b0;
+        if (!a.isConst() || a.constValue() == 0 || e != b0 + a * DimExpr::symbol(s)) continue;
+        DimEmitter known(b_, sizes_, symbols);
+        llvm::Value* v = b_.CreateSDiv(b_.CreateSub(inDims[i][d], known.emit(b0)), b_.getInt64(a.constValue()));
+        std::vector<llvm::Value*> args = {inDims[i][d]};
+        require(b_.CreateICmpSGE(v, b_.getInt64(0)), kShapeMismatch,
+                escape(fname + ": input " + std::to_string(i) + " (%" + f_.args[i]->name + ") has dim " +
+                       std::to_string(d) + " = ") +
+                    "%lld" + escape(", which is " + e.str() + " for no " + s + " >= 0"),
+                args);
+        size_t k = std::find(symbols.begin(), symbols.end(), s) - symbols.begin();
+        b_.CreateStore(v, b_.CreateConstInBoundsGEP1_64(i64(), sizes_, k));
+        bound.insert(s);
+        progress = true;
+      }
+  }
   for (const std::string& s : symbols)
     if (!bound.count(s))
       return err("symbol " + s + " of " + fname +
