@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <regex>
 #include <sstream>
 
+#include "tools/Commands.h"
 #include "tools/Frontend.h"
 #include "tuner/ShapeDistribution.h"
 #include "tuner/Tuner.h"
@@ -129,7 +131,9 @@ int main(int argc, char** argv) {
   int maxVersions = 3, threads = 0;
   int64_t seed = -1, maxMiB = 4096;
   bool fakeTimer = false, listPoints = false;
-  app.add_option("model", file, "the .dsc program")->required();
+  app.add_option("model", file, "the .dsc program or .onnx model")->required();
+  auto onnx = std::make_shared<frontend::ImportOptions>();
+  tools::addImportOptions(&app, onnx);
   app.add_option("--shapes", shapes, "the shape distribution (YAML, spec/shapes.md)")->required();
   app.add_option("-o", output, "the tuning file to write");
   app.add_option("--budget", budget, "measuring time: 30s, 5m, 1h (default 5m)");
@@ -188,7 +192,7 @@ int main(int argc, char** argv) {
   for (int w : {4, 8, 16}) {
     codegen::PlanOptions popts;
     popts.vectorWidth = w;
-    auto fe = tools::loadAndPlan(file, func, popts, std::cerr);
+    auto fe = tools::loadAndPlan(file, func, popts, std::cerr, *onnx);
     if (!fe) return 1;
     plans[w] = &fe->plan;
     fronts[w] = std::move(fe);

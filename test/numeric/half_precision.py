@@ -166,9 +166,14 @@ def main():
         text = open(os.path.join(WORKLOADS, "bert_layer.dsc")).read()
         src = os.path.join(tmp, "bert_f16.dsc")
         open(src, "w").write(re.sub(r"\bf32\b", "f16", text))
-        rc, out, err = run([dscc, "compile", src, "-o", os.path.join(tmp, "bert_f16.so")])
-        report("bert_layer f16 for the cpu target is refused", rc == 1 and "matmul of f16 needs a GPU target" in err,
-               f"rc={rc}: {err.strip()[-200:]}")
+        # The cpu's BLAS is fp32: its f16 matmuls are generic kernels, checked like the others.
+        so = os.path.join(tmp, "bert_f16.so")
+        rc, out, err = run([dscc, "compile", src, "-o", so])
+        report("bert_layer f16 for the cpu target compiles (generic matmuls)", rc == 0, f"rc={rc}: {err.strip()[-200:]}")
+        if rc == 0:
+            for i, env in enumerate([{"B": 1, "S": 1}, {"B": 1, "S": 7}, {"B": 2, "S": 16}]):
+                ok, d = case_workload(dscc, so, "f16", env, 200 + i)
+                report("bert_layer f16 cpu " + " ".join(f"{k}={v}" for k, v in env.items()), ok, d)
 
     print(f"half_precision: {total - len(failures)} of {total} cases passed")
     for f in failures:
