@@ -26,8 +26,12 @@
 #include "runtime/dscc_cuda.h"
 #include "runtime/dscc_runtime.h"
 #include "tools/Commands.h"
+#include "tools/DimArgs.h"
+#include "tools/ToolMain.h"
 
 using namespace dscc;
+using dscc::tools::kUsageError;
+using dscc::tools::parseDimArgs;
 
 namespace {
 
@@ -76,27 +80,13 @@ void error(const std::string& msg) { std::cerr << "dscc: error: " << msg << "\n"
 // Builds one tensor per argument of `f`, in order: the -i files, then random
 // data sized by --dim and by the dims of the given files. Shared by the
 // interpreter and the compiled-model paths so both see identical inputs.
-bool prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inputs) {
+// Returns 0, 1 (an input cannot be read or sized) or 2 (a usage error: a bad --dim or -i).
+int prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inputs) {
   DimBindings env;
-  for (const auto& d : o.dims) {
-    size_t eq = d.find('=');
-    std::string name = d.substr(0, eq);
-    int64_t v = 0;
-    bool good = eq != std::string::npos && eq > 0;
-    if (good) {
-      try {
-        size_t used = 0;
-        v = std::stoll(d.substr(eq + 1), &used);
-        good = used == d.size() - eq - 1 && v >= 0;
-      } catch (...) {
-        good = false;
-      }
-    }
-    if (!good) {
-      error("bad --dim '" + d + "' (expected NAME=N with N >= 0)");
-      return false;
-    }
-    env[name] = v;
+  std::string dimErr;
+  if (!parseDimArgs(o.dims, f, env, dimErr)) {
+    error(dimErr);
+    return kUsageError;
   }
   std::string err;
   std::vector<std::optional<Tensor>> given(f.args.size());
@@ -104,7 +94,7 @@ bool prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inp
     size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0) {
       error("bad -i '" + spec + "' (expected NAME=FILE.npy)");
-      return false;
+      return kUsageError;
     }
     std::string name = spec.substr(0, eq);
     if (!name.empty() && name[0] == '%') name = name.substr(1);
@@ -112,12 +102,12 @@ bool prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inp
     while (k < f.args.size() && f.args[k]->name != name) ++k;
     if (k == f.args.size()) {
       error("'@" + f.name + "' has no argument '%" + name + "'");
-      return false;
+      return 1;
     }
     auto t = readNpy(spec.substr(eq + 1), &err);
     if (!t) {
       error(err);
-      return false;
+      return 1;
     }
     // Sizes of plain-symbol dims seed the random inputs' shapes.
     const Type& ty = f.args[k]->type;
@@ -136,7 +126,7 @@ bool prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inp
     const Value& a = *f.args[k];
     if (!o.random) {
       error("missing input %" + a.name + " (give -i " + a.name + "=FILE.npy, or --random with --dim for its sizes)");
-      return false;
+      return 1;
     }
     std::vector<int64_t> shape;
     for (const auto& d : a.type.dims) {
@@ -145,7 +135,7 @@ bool prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inp
       if (!v || *v < 0) {
         error("cannot size random input %" + a.name + " " + a.type.str() + ": " +
               (v ? "dim " + d.str() + " is negative" : why) + " (pass --dim)");
-        return false;
+        return 1;
       }
       shape.push_back(*v);
     }
@@ -153,7 +143,7 @@ bool prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inp
     fillRandom(t, rng);
     inputs.push_back(std::move(t));
   }
-  return true;
+  return 0;
 }
 
 // Prints each output's type and checksums and writes DIR/outK.npy when asked.
@@ -258,7 +248,7 @@ int runInterpreted(const RunOpts& given) {
   }
   if (!f) return 1;
   std::vector<Tensor> inputs, outputs;
-  if (!prepareInputs(*f, o, inputs)) return 1;
+  if (int rc = prepareInputs(*f, o, inputs)) return rc;
   auto t0 = std::chrono::steady_clock::now();
   bool ok = interpret(*f, inputs, outputs, diags);
   auto t1 = std::chrono::steady_clock::now();
@@ -496,7 +486,7 @@ int runCompiled(const RunOpts& o) {
                              sourceDir ? sourceDir : "");
   if (!f) return 1;
   std::vector<Tensor> inputs;
-  if (!prepareInputs(*f, o, inputs)) return 1;
+  if (int rc = prepareInputs(*f, o, inputs)) return rc;
 
   ContextHolder ctx;
   ctx.ctx = dscc_context_create(o.threads);
