@@ -7,7 +7,7 @@
 # Writes ${CMAKE_CURRENT_BINARY_DIR}/<name>.so and <name>.h with one
 # `dscc compile --emit=so,header -MD` run; the dependency file names the
 # program and the .npy files its constants read, so editing any of them
-# recompiles. <target> is an INTERFACE library: linking it links the model
+# recompiles. <target> is an imported shared library: linking it links the model
 # (by its SONAME <name>.so) and dscc::runtime and adds the header's folder.
 # The model file's path is the target's DSCC_MODEL_FILE property (for install()).
 function(dscc_add_model target source)
@@ -30,9 +30,13 @@ function(dscc_add_model target source)
     COMMENT "dscc compile ${source}"
     VERBATIM)
   add_custom_target(${target}_dscc_compile DEPENDS "${stem}.so" "${stem}.h")
-  add_library(${target} INTERFACE)
-  target_link_libraries(${target} INTERFACE "${stem}.so" dscc::runtime)
-  target_include_directories(${target} INTERFACE "${CMAKE_CURRENT_BINARY_DIR}")
-  set_target_properties(${target} PROPERTIES DSCC_MODEL_FILE "${stem}.so")
+  # An imported shared library (linked by its full path; a bare path not named lib*.so would become -lNAME).
+  add_library(${target} SHARED IMPORTED GLOBAL)
+  set_target_properties(${target} PROPERTIES
+    IMPORTED_LOCATION "${stem}.so"
+    IMPORTED_SONAME "${ARG_OUTPUT_NAME}.so"
+    INTERFACE_INCLUDE_DIRECTORIES "${CMAKE_CURRENT_BINARY_DIR}"
+    INTERFACE_LINK_LIBRARIES dscc::runtime
+    DSCC_MODEL_FILE "${stem}.so")
   add_dependencies(${target} ${target}_dscc_compile)
 endfunction()

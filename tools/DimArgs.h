@@ -9,13 +9,18 @@
 
 namespace dscc::tools {
 
-/// The symbols of `f`: those of its argument and result types and its facts, sorted.
+/// The symbols of `f`: those of its argument and result types, its facts and
+/// the result types of its ops (symbols bound late, docs/ir.md), sorted.
 inline std::set<std::string> functionSymbols(const Function& f) {
   std::set<std::string> s;
   for (const auto& a : f.args)
     for (const DimExpr& d : a->type.dims) d.collectSymbols(s);
   for (const Type& t : f.resultTypes)
     for (const DimExpr& d : t.dims) d.collectSymbols(s);
+  walkOps(f.ops, [&](Operation& op) {
+    for (const auto& r : op.results)
+      for (const DimExpr& d : r->type.dims) d.collectSymbols(s);
+  });
   for (const Fact& fact : f.facts) {
     fact.lhs.collectSymbols(s);
     fact.rhs.collectSymbols(s);

@@ -19,8 +19,6 @@ int cmdOps() {
   return 0;
 }
 
-}  // namespace
-
 // gcc's spellings of the dependency and optimisation flags, as CLI11 options:
 // -MD -MMD -MP become --MD --MMD --MP; -MF/-MT (value attached or next) become --MF/--MT VALUE; a bare -O is -O1.
 std::vector<std::string> compilerStyleArgs(int argc, char** argv) {

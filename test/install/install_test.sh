@@ -65,9 +65,9 @@ cmake -S "$T/cmake_app" -B "$T/app-build" -G Ninja -DCMAKE_PREFIX_PATH="$P" -DCM
       > "$T/app-cfg.log" || { cat "$T/app-cfg.log"; fail "configuring the CMake app"; }
 cmake --build "$T/app-build" > "$T/app-build.log" || { cat "$T/app-build.log"; fail "building the CMake app"; }
 "$T/app-build/app_cmake" | grep -q "c++: $expect_y" || fail "C++ program output (build tree)"
-cmake --build "$T/app-build" | grep -q "no work to do" || fail "a second build did work"
+out=$(cmake --build "$T/app-build"); grep -q "no work to do" <<< "$out" || fail "a second build did work: $out"
 sleep 1; touch "$T/w3.npy"  # a dependency named only by the depfile
-cmake --build "$T/app-build" | grep -q "dscc compile" || fail "touching w3.npy did not recompile the model"
+out=$(cmake --build "$T/app-build"); grep -q "dscc compile" <<< "$out" || fail "touching w3.npy did not recompile: $out"
 cmake --install "$T/app-build" > /dev/null
 "$P/bin/app_cmake" | grep -q "c++: $expect_y" || fail "C++ program output (installed)"
 
