@@ -4,7 +4,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -101,8 +103,11 @@ class Model {
   const std::string& path() const { return path_; }
 
   /// Runs the model on `args` (one array per input, in order) in `ctx`;
-  /// returns the outputs, which own their runtime-allocated memory (no copy).
-  std::vector<py::array> call(const std::vector<py::array>& args, Context& ctx) const {
+  /// returns the outputs, which own their runtime-allocated memory (no
+  /// copy), or, given `into` (one writable C-contiguous array per output, of
+  /// the exact shape), writes into those and returns them.
+  std::vector<py::array> call(const std::vector<py::array>& args, Context& ctx,
+                              const std::optional<std::vector<py::array>>& into) const {
     if (target_ != "cpu")
       fail(DSCC_UNAVAILABLE, "'" + path_ + "' is a " + target_ + " model; the Python module runs CPU models only");
     if (args.size() != inputs_.size())
@@ -131,11 +136,27 @@ class Model {
       in[i].rank = static_cast<int32_t>(a.ndim());
       in[i].dtype = s.dtype;
     }
+    if (into && into->size() != outputs_.size())
+      fail(DSCC_INVALID_ARGUMENT, "@" + entry_ + " has " + std::to_string(outputs_.size()) + " outputs, got " +
+                                      std::to_string(into->size()) + " arrays to write them into");
     std::vector<std::vector<int64_t>> outDims(outputs_.size());
     std::vector<dscc_tensor> out(outputs_.size());
     for (size_t i = 0; i < outputs_.size(); ++i) {
       outDims[i].assign(std::max(outputs_[i].rank, 1), 0);
       out[i].data = nullptr;
+      if (into) {
+        const py::array& a = (*into)[i];
+        const TensorSpec& s = outputs_[i];
+        if (!a.dtype().equal(numpyDtype(s.dtype)) || a.ndim() != s.rank)
+          fail(DSCC_SHAPE_MISMATCH, "@" + entry_ + ": output " + std::to_string(i) + " (%" + s.name + ") is " +
+                                        s.type + "; the array given has dtype " + std::string(py::str(a.dtype())) +
+                                        " and rank " + std::to_string(a.ndim()));
+        if (!(a.flags() & py::array::c_style) || !a.writeable())
+          fail(DSCC_INVALID_ARGUMENT, "@" + entry_ + ": the array for output " + std::to_string(i) + " (%" + s.name +
+                                          ") must be C-contiguous and writable");
+        std::copy(a.shape(), a.shape() + a.ndim(), outDims[i].begin());
+        out[i].data = const_cast<void*>(a.data());
+      }
       out[i].dims = outDims[i].data();
       out[i].rank = outputs_[i].rank;
       out[i].dtype = outputs_[i].dtype;
@@ -148,6 +169,7 @@ class Model {
       if (st != DSCC_OK) msg = dscc_status_message(ctx.get());  // thread-local: read on this thread
     }
     if (st != DSCC_OK) fail(st, msg.empty() ? std::string("@") + entry_ + " failed: " + dscc_status_name(st) : msg);
+    if (into) return *into;
     std::vector<py::array> results;
     for (size_t i = 0; i < out.size(); ++i) {
       void* data = out[i].data;
@@ -249,8 +271,9 @@ PYBIND11_MODULE(_dscc, m) {
       .def_property_readonly("target", &Model::target)
       .def_property_readonly("source", &Model::source)
       .def_property_readonly("path", &Model::path)
-      .def("call", &Model::call, py::arg("inputs"), py::arg("context"),
-           "runs the model on one array per input, in order; returns the outputs in order");
+      .def("call", &Model::call, py::arg("inputs"), py::arg("context"), py::arg("into") = py::none(),
+           "runs the model on one array per input, in order; returns the outputs in order (written into `into`, "
+           "one array per output, when given)");
 
   m.attr("abi_version") = dscc_abi_version();
 }

@@ -204,7 +204,7 @@ int cmdCompile(const CompileOpts& o) {
   if (!o.tuning.empty()) {
     if (!gpuArch.empty()) {
       std::cerr << "dscc: error: --tuning applies to the cpu target only\n";
-      return 1;
+      return kUsageError;
     }
     if (!applyTuning(*fe, o.tuning, o.file, o.func, popts, tunedPlans, std::cerr)) return 1;
   }

@@ -42,7 +42,7 @@ int cmdExplain(const ExplainOpts& o) {
   if (!o.tuning.empty()) {
     if (gpu) {
       std::cerr << "dscc: error: --tuning applies to the cpu target only\n";
-      return 1;
+      return kUsageError;
     }
     if (!applyTuning(*fe, o.tuning, o.file, o.func, popts, tunedPlans, std::cerr)) return 1;
   }

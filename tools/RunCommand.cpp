@@ -219,7 +219,7 @@ int runInterpreted(const RunOpts& given) {
   RunOpts o = given;
   if (o.threads != 0 || o.check || o.bench != 0) {
     error("--threads, --check and --bench apply to compiled models (.so from `dscc compile`), not to " + o.file);
-    return 1;
+    return kUsageError;
   }
   SourceMgr sm;
   DiagEngine diags(sm, std::cerr);
@@ -586,20 +586,20 @@ bool isSharedLibrary(const std::string& path) {
 int cmdRun(const RunOpts& o) {
   if (o.threads < 0) {
     error("--threads must be >= 0 (0: one per hardware thread)");
-    return 1;
+    return kUsageError;
   }
   if (o.bench < 0) {
     error("--bench must be >= 0");
-    return 1;
+    return kUsageError;
   }
   if (std::isnan(o.atol) || std::isnan(o.rtol) || (o.atolSet && o.atol < 0) || (o.rtolSet && o.rtol < 0)) {
     error("--atol and --rtol must be >= 0");
-    return 1;
+    return kUsageError;
   }
   // The targets of codegen::parseCudaTarget and the CPU (spelled out: dscc-run links no codegen).
   if (!o.target.empty() && o.target != "cpu" && o.target != "cuda:sm_80" && o.target != "cuda:sm_90") {
     error("unknown target '" + o.target + "' (expected cpu, cuda:sm_80 or cuda:sm_90)");
-    return 1;
+    return kUsageError;
   }
   if (isSharedLibrary(o.file)) return runCompiled(o);
 #ifndef DSCC_RUNTIME_ONLY

@@ -31,6 +31,7 @@ inline void addVersionFlag(CLI::App& app, const std::string& tool) {
 /// tool should go on; otherwise the status to exit with: 0 after --help or
 /// --version, kUsageError after printing `TOOL: error: MESSAGE`.
 inline int parseCommandLine(CLI::App& app, const std::string& tool, std::vector<std::string>& args) {
+  app.name(tool);  // "Usage: dscc compile [OPTIONS] file" in the help of a subcommand
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {

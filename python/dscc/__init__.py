@@ -83,10 +83,12 @@ class Model:
         outs = ", ".join(s.type for s in self.outputs)
         return f"dscc.Model({self._native.path!r}: @{self.entry}({ins}) -> {outs})"
 
-    def run(self, *args, context=None, **kwargs):
+    def run(self, *args, context=None, out=None, **kwargs):
         """Runs the model: inputs in order (positional) or by name (keywords), not both for one input.
 
-        Returns ``{name: numpy.ndarray}`` in the order of the program's results.
+        Returns ``{name: numpy.ndarray}`` in the order of the program's results. ``out``: arrays to write the
+        outputs into instead (a dict by name or a sequence in order; each C-contiguous, writable, of the exact
+        dtype and shape the model computes, else ShapeMismatchError); they are returned.
         """
         specs = self.inputs
         if len(args) > len(specs):
@@ -106,7 +108,13 @@ class Model:
             raise InvalidArgumentError(f"@{self.entry}: missing input(s) {', '.join(missing)}")
         arrays = [_as_array(v, s) for v, s in zip(values, specs)]
         ctx = context or self.context or default_context()
-        outs = self._native.call(arrays, ctx)
+        if isinstance(out, dict):
+            unknown = [k for k in out if k not in [s.name for s in self.outputs]]
+            if unknown or len(out) != len(self.outputs):
+                raise InvalidArgumentError(f"out= must name every output of @{self.entry} "
+                                           f"({', '.join(s.name for s in self.outputs)}), got {', '.join(out)}")
+            out = [out[s.name] for s in self.outputs]
+        outs = self._native.call(arrays, ctx, None if out is None else list(out))
         return {s.name: a for s, a in zip(self.outputs, outs)}
 
     __call__ = run

@@ -67,6 +67,14 @@ check(np.array_equal(m(x=xt, y=y)["s"], x + y), "a non-contiguous input is made 
 check(np.array_equal(m(x=x[:, ::1], y=y)["s"], x + y), "a C-contiguous view goes in as is")
 
 
+buf_s, buf_p = np.empty((3, 5), np.float32), np.empty((3, 5), np.float32)
+got = m(x=x, y=y, out={"s": buf_s, "p": buf_p})
+check(got["s"] is buf_s and np.array_equal(buf_s, x + y) and np.array_equal(buf_p, x * y),
+      "out=: the outputs written into the caller's arrays")
+ok, msg = raises(dscc.ShapeMismatchError, lambda: m(x=x, y=y, out=[np.empty((3, 4), np.float32), buf_p]), "output 0", "3, 4")
+check(ok, f"out= of the wrong shape -> the model's ShapeMismatchError: {msg}")
+
+
 class DLPackOnly:
     """An array from another library: only the DLPack protocol."""
 
