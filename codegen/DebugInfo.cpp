@@ -3,6 +3,7 @@
 
 #include <llvm/IR/DIBuilder.h>
 #include <llvm/IR/DebugInfoMetadata.h>
+#include <llvm/IR/InstrTypes.h>
 #include <llvm/IR/Module.h>
 
 #include <filesystem>
@@ -35,15 +36,18 @@ void addDebugInfo(CodeModule& cm, const ModelPlan& plan, const std::string& file
   dib.createCompileUnit(llvm::dwarf::DW_LANG_C, df, "dscc", optimized, "", 0);
   llvm::DISubroutineType* ty = dib.createSubroutineType(dib.getOrCreateTypeArray({}));
   int hostLine = plan.func && plan.func->loc.valid() ? plan.func->loc.line : 1;
-  for (llvm::Function& fn : m) {
-    if (fn.isDeclaration() || fn.getSubprogram()) continue;
-    int line = hostLine;
+  // The line of each function: its kernel's, or 0 for the host function and helpers.
+  auto lineOf = [&](const llvm::Function& fn) {
     std::string name = fn.getName().str();
     for (const KernelPlan& k : plan.kernels)
-      if (name.rfind(k.symbol + ".", 0) == 0 || name == k.symbol) {
-        if (int l = kernelLine(k)) line = l;
-        break;
-      }
+      if (name.rfind(k.symbol + ".", 0) == 0 || name == k.symbol) return kernelLine(k);
+    return 0;
+  };
+  for (llvm::Function& fn : m) {
+    if (fn.isDeclaration() || fn.getSubprogram()) continue;
+    int own = lineOf(fn);
+    int line = own ? own : hostLine;
+    std::string name = fn.getName().str();
     auto flags = llvm::DISubprogram::SPFlagDefinition;
     if (optimized) flags |= llvm::DISubprogram::SPFlagOptimized;
     if (fn.hasLocalLinkage()) flags |= llvm::DISubprogram::SPFlagLocalToUnit;
@@ -52,7 +56,17 @@ void addDebugInfo(CodeModule& cm, const ModelPlan& plan, const std::string& file
     fn.setSubprogram(sp);
     auto* loc = llvm::DILocation::get(m.getContext(), line, 0, sp);
     for (llvm::BasicBlock& bb : fn)
-      for (llvm::Instruction& inst : bb) inst.setDebugLoc(loc);
+      for (llvm::Instruction& inst : bb) {
+        inst.setDebugLoc(loc);
+        // In the host function, a launch (a call passing a kernel function) is on that kernel's line.
+        if (own || !llvm::isa<llvm::CallBase>(inst)) continue;
+        for (const llvm::Use& u : llvm::cast<llvm::CallBase>(inst).args())
+          if (auto* callee = llvm::dyn_cast<llvm::Function>(u.get()); callee && !callee->isDeclaration())
+            if (int l = lineOf(*callee)) {
+              inst.setDebugLoc(llvm::DILocation::get(m.getContext(), l, 0, sp));
+              break;
+            }
+      }
   }
   dib.finalize();
 }

@@ -627,7 +627,9 @@ Command addRunCommand(CLI::App& app) {
       "`dscc compile`)");
   run->add_option("file", o->file, "the .dsc program or compiled model .so")->required();
   run->add_option("-i,--input", o->inputs, "NAME=FILE.npy: an input (repeatable)")->allow_extra_args(false);
-  run->add_flag("--random", o->random, "fill inputs not given with -i with random data");
+  run->add_flag("--random", o->random,
+                "fill inputs not given with -i with random data: floats uniform in [-1, 1), integers 0 to 3, i1 0 or 1 "
+                "(docs/compile.md)");
   run->add_option("--seed", o->seed, "seed for --random (default 0)");
   run->add_option("--dim", o->dims, "SYMBOL=N: a size for --random inputs (repeatable)")->allow_extra_args(false);
   run->add_option("-o,--output-dir", o->outDir, "write outputs as DIR/out0.npy, out1.npy, ...");

@@ -43,7 +43,7 @@ for f in bin/dscc bin/dscc-opt bin/dscc-tune bin/dscc-run; do no_build_paths "$P
 "$P/bin/dscc" --version | grep -q 'LLVM 19' || fail "dscc --version names no LLVM version"
 
 step "a model compiled by the installed dscc"
-cp "$HERE/scale.dsc" "$HERE/w3.npy" "$T/"
+cp "$HERE/inputs/scale.dsc" "$HERE/inputs/w3.npy" "$T/"
 "$P/bin/dscc" compile "$T/scale.dsc" --emit=so,header -o "$P/lib/scale"
 readelf -d "$P/lib/scale.so" > "$T/model.dyn"
 grep -q 'SONAME.*\[scale.so\]' "$T/model.dyn" || fail "model SONAME"

@@ -46,7 +46,7 @@ def rss_kib():
 
 tmp = tempfile.mkdtemp(prefix="dscc-py-")
 so = os.path.join(tmp, "pair.so")
-subprocess.run([DSCC, "compile", os.path.join(HERE, "two_out.dsc"), "-o", so], check=True)
+subprocess.run([DSCC, "compile", os.path.join(HERE, "inputs", "two_out.dsc"), "-o", so], check=True)
 ctx = dscc.Context(threads=2)
 check(ctx.threads == 2, "Context(threads=2).threads == 2")
 m = dscc.Model(so, context=ctx)
@@ -169,7 +169,7 @@ check(grown < 16 * 1024, f"RSS grew {grown} KiB over 3000 calls (< 16 MiB)")
 
 # python3 -m dscc forwards to the command line.
 env = dict(os.environ, PYTHONPATH=MODDIR)
-r = subprocess.run([sys.executable, "-m", "dscc", "compile", os.path.join(HERE, "two_out.dsc"), "-o",
+r = subprocess.run([sys.executable, "-m", "dscc", "compile", os.path.join(HERE, "inputs", "two_out.dsc"), "-o",
                     os.path.join(tmp, "viapy.so")], env=env)
 check(r.returncode == 0 and os.path.exists(os.path.join(tmp, "viapy.so")), "python3 -m dscc compile")
 r = subprocess.run([sys.executable, "-m", "dscc", "compile", "--no-such-flag"], env=env, stderr=subprocess.PIPE,
