@@ -16,7 +16,11 @@
 // `dscc_model_entry` (the function name) and `dscc_model_target` ("cpu").
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "codegen/GpuKernels.h"
 #include "codegen/ModelPlan.h"
@@ -33,6 +37,21 @@ struct GpuArtifact {
   std::vector<GpuKernel> kernels;
 };
 
+/// File constants (weights) kept out of the LLVM module: the host code
+/// addresses them as offsets into one external symbol, whose bytes the
+/// caller writes (write) and assembles beside the object, so a large model's
+/// weights are never copied into LLVM or the object's bytes in memory.
+struct ExternalData {
+  std::string symbol = "dscc_weights";  ///< hidden, 64-byte aligned
+  uint64_t size = 0;                    ///< bytes, with padding
+  /// (offset, data) of each constant, in order; offsets are 64-byte aligned.
+  std::vector<std::pair<uint64_t, std::shared_ptr<const Tensor>>> parts;
+  /// Writes the bytes to `path`; "" or an error.
+  std::string write(const std::string& path) const;
+  /// Assembly text that defines `symbol` with the bytes of `path` (.incbin).
+  std::string assembly(const std::string& path) const;
+};
+
 /// Emits the model planned in `plan` into `m`: kernels (internal linkage) and
 /// the exported host function and data. `source` is the program text stored
 /// in the artifact, `sourceDir` (exported as `dscc_model_source_dir`) the
@@ -40,8 +59,10 @@ struct GpuArtifact {
 /// With `gpu`, the host function works on device buffers and
 /// launches the GPU kernels of `gpu` instead (docs/gpu.md). Returns "" or an
 /// error (an op the host code cannot run).
+/// With `external`, file constants go there instead of into `m`.
 std::string emitModel(const ModelPlan& plan, const std::string& source, CodeModule& m,
-                      const GpuArtifact* gpu = nullptr, const std::string& sourceDir = "");
+                      const GpuArtifact* gpu = nullptr, const std::string& sourceDir = "",
+                      ExternalData* external = nullptr);
 
 /// Lowers version `v` of kernel `k` (with the CPU calling convention of
 /// codegen/Kernel.h) to function `name` in `m`, whatever its kind.

@@ -384,6 +384,21 @@ void HostEmitter::emitData(const std::string& source) {
   addString("dscc_model_entry", f_.name);
   addString("dscc_model_target", gpu_ ? gpu_->target : "cpu");
   llvm::GlobalAlias::create(llvm::GlobalValue::ExternalLinkage, "dscc_model_run", hostFn_);
+  // The embedded file constants, so `dscc run model.so --check` interprets the
+  // program without the weight files: {path, data, bytes}, ended by a null path.
+  auto* entryTy = llvm::StructType::get(ctx_, {b_.getPtrTy(), b_.getPtrTy(), b_.getInt64Ty()});
+  std::vector<llvm::Constant*> entries;
+  for (const EmbeddedFile& e : embeddedFiles_) {
+    auto* path = llvm::ConstantDataArray::getString(ctx_, e.path, true);
+    auto* pg = new llvm::GlobalVariable(mod_, path->getType(), true, llvm::GlobalValue::PrivateLinkage, path,
+                                        "const.path");
+    entries.push_back(llvm::ConstantStruct::get(entryTy, {pg, e.data, b_.getInt64(e.bytes)}));
+  }
+  auto* nullPtr = llvm::ConstantPointerNull::get(b_.getPtrTy());
+  entries.push_back(llvm::ConstantStruct::get(entryTy, {nullPtr, nullPtr, b_.getInt64(0)}));
+  auto* tableTy = llvm::ArrayType::get(entryTy, entries.size());
+  new llvm::GlobalVariable(mod_, tableTy, true, llvm::GlobalValue::ExternalLinkage,
+                           llvm::ConstantArray::get(tableTy, entries), "dscc_model_file_constants");
 }
 
 }  // namespace dscc::codegen

@@ -30,6 +30,8 @@ constexpr int kInvalidArgument = 1, kShapeMismatch = 2, kFactViolated = 3, kOutO
 class HostEmitter {
  public:
   /// `gpu`: the model's GPU kernels (null for the CPU); `sourceDir` as emitModel's.
+  /// File constants go to `e` (not the module) from now on.
+  void setExternalData(ExternalData* e) { external_ = e; }
   HostEmitter(const ModelPlan& plan, CodeModule& m, const GpuArtifact* gpu, std::string sourceDir)
       : plan_(plan), f_(*plan.func), owner_(m), mod_(m.module()), ctx_(m.context()), b_(ctx_), gpu_(gpu),
         sourceDir_(std::move(sourceDir)) {}
@@ -143,6 +145,15 @@ class HostEmitter {
   BufferPlan buffers_;
   // Values the host made (constants, dims, scalars): their host address.
   std::map<const Value*, llvm::Value*> hostPtr_;
+  // File constants embedded so far: their path as written, data and size (for dscc_model_file_constants).
+  struct EmbeddedFile {
+    std::string path;
+    llvm::Constant* data;
+    uint64_t bytes;
+  };
+  std::vector<EmbeddedFile> embeddedFiles_;
+  ExternalData* external_ = nullptr;
+  llvm::GlobalVariable* externalSym_ = nullptr;
   std::vector<llvm::Value*> slotPtr_, inData_, outData_;
 };
 

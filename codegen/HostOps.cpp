@@ -68,24 +68,48 @@ std::string HostEmitter::emitConstant(const Operation& op) {
   // File constants were read and checked by the frontend (loadFileConstants),
   // with the program's diagnostics; codegen never reads files.
   const Attribute* value = op.attr("value");
-  if (value && value->kind == Attribute::Kind::File && !value->data)
+  bool file = value && value->kind == Attribute::Kind::File;
+  if (file && !value->data)
     return err("constant file '" + value->s + "' of %" + op.result()->name + " was not loaded");
-  DimBindings env;
-  std::ostringstream sink;
-  SourceMgr sm;
-  DiagEngine diags(sm, sink);
-  interp::OpCtx c{op, {}, env, diags};
-  std::vector<Tensor> out;
-  if (!interp::runConstant(c, out) || out.empty())
-    return err("cannot evaluate constant %" + op.result()->name + ": " + sink.str());
-  const Tensor& tensor = out[0];
-  auto* data = llvm::ConstantDataArray::getRaw(
-      llvm::StringRef(reinterpret_cast<const char*>(tensor.bytes.data()), tensor.bytes.size()),
-      tensor.bytes.size(), b_.getInt8Ty());
-  auto* g = new llvm::GlobalVariable(mod_, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data,
-                                     "const." + op.result()->name);
-  g->setAlignment(llvm::Align(64));
-  hostPtr_[op.result()] = g;
+  // File data is used as loaded (no copy: weights can be large); literals are evaluated.
+  std::shared_ptr<const Tensor> tensor;
+  if (file) {
+    tensor = value->data;
+  } else {
+    DimBindings env;
+    std::ostringstream sink;
+    SourceMgr sm;
+    DiagEngine diags(sm, sink);
+    interp::OpCtx c{op, {}, env, diags};
+    std::vector<Tensor> out;
+    if (!interp::runConstant(c, out) || out.empty())
+      return err("cannot evaluate constant %" + op.result()->name + ": " + sink.str());
+    tensor = std::make_shared<const Tensor>(std::move(out[0]));
+  }
+  llvm::Constant* addr = nullptr;
+  if (file && external_ && !tensor->bytes.empty()) {
+    // Placed in the external blob; the host addresses it at its offset.
+    if (!externalSym_) {
+      externalSym_ = new llvm::GlobalVariable(mod_, b_.getInt8Ty(), true, llvm::GlobalValue::ExternalLinkage, nullptr,
+                                              external_->symbol);
+      externalSym_->setVisibility(llvm::GlobalValue::HiddenVisibility);
+      externalSym_->setAlignment(llvm::Align(64));
+    }
+    uint64_t offset = (external_->size + 63) / 64 * 64;
+    external_->parts.emplace_back(offset, tensor);
+    external_->size = offset + tensor->bytes.size();
+    addr = llvm::ConstantExpr::getInBoundsGetElementPtr(b_.getInt8Ty(), externalSym_, b_.getInt64(offset));
+  } else {
+    auto* data = llvm::ConstantDataArray::getRaw(
+        llvm::StringRef(reinterpret_cast<const char*>(tensor->bytes.data()), tensor->bytes.size()),
+        tensor->bytes.size(), b_.getInt8Ty());
+    auto* g = new llvm::GlobalVariable(mod_, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data,
+                                       "const." + op.result()->name);
+    g->setAlignment(llvm::Align(64));
+    addr = g;
+  }
+  hostPtr_[op.result()] = addr;
+  if (file) embeddedFiles_.push_back({value->s, addr, tensor->bytes.size()});
   return "";
 }
 

@@ -3,11 +3,13 @@
 
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -333,7 +335,7 @@ std::string programText(const Ctx& c, const std::vector<std::string>& facts) {
   std::string s = "// Imported from ONNX by `dscc import`.\nfunc @main(";
   for (size_t i = 0; i < f.args.size(); ++i) s += (i ? ", %" : "%") + f.args[i]->name + ": " + f.args[i]->type.str();
   s += ") -> ";
-  for (size_t i = 0; i < f.returns.size(); ++i) s += (i ? ", " : "") + f.returns[i]->type.str();
+  s += printResultTypes(f);
   if (!facts.empty()) {
     s += "\n    where ";
     for (size_t i = 0; i < facts.size(); ++i) s += (i ? ", " : "") + facts[i];
@@ -360,9 +362,10 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
   };
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail(std::string("cannot open: ") + std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Parsed from the stream (no second copy of a large model's bytes).
   onnx::ModelProto model;
-  if (!model.ParseFromString(bytes)) return fail("not a valid ONNX model (the protobuf does not parse)");
+  if (!model.ParseFromIstream(&in)) return fail("not a valid ONNX model (the protobuf does not parse)");
+  in.close();
   if (!model.has_graph()) return fail("not a valid ONNX model (no graph)");
   int64_t opset = -1;
   for (const auto& o : model.opset_import())
@@ -380,6 +383,23 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
       std::string what = e.what();
       while (!what.empty() && (what.back() == '\n' || what.back() == ' ')) what.pop_back();
       return fail("the ONNX checker rejects the model: " + what);
+    }
+  }
+  // ONNX's own shape inference (with data propagation), as a cross-check of
+  // the static dims dscc derives; only where the library knows the opset.
+  std::map<std::string, std::vector<int64_t>> inferred;  // -1: a dim it leaves open
+  if (opset <= known) {
+    try {
+      onnx::ShapeInferenceOptions sio(false, 0, true);
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), sio);
+      for (const auto& vi : model.graph().value_info()) {
+        if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) continue;
+        std::vector<int64_t> dims;
+        for (const auto& d : vi.type().tensor_type().shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+        inferred[vi.name()] = dims;
+      }
+    } catch (const std::exception&) {
+      inferred.clear();  // the library's inference failed: nothing to compare with
     }
   }
   const onnx::GraphProto& g = model.graph();
@@ -431,10 +451,15 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
       for (const auto& vi : g.input()) found |= vi.name() == name;
       if (!found) throw ImportError("--const " + name + ": the graph has no input '" + name + "'");
     }
-    for (const auto& t : g.initializer()) {
+    for (int ti = 0; ti < g.initializer_size(); ++ti) {
+      const onnx::TensorProto& t = g.initializer(ti);
       where = "initializer '" + t.name() + "': ";
       OValue o;
       o.cst = tensorOf(t);
+      // The proto's copy of the data is no longer needed: a model's weights are held once.
+      onnx::TensorProto* mt = model.mutable_graph()->mutable_initializer(ti);
+      std::string().swap(*mt->mutable_raw_data());
+      mt->clear_float_data(), mt->clear_int64_data(), mt->clear_int32_data(), mt->clear_double_data();
       o.type.dtype = o.cst->dtype;
       for (int64_t d : o.cst->shape) o.type.dims.push_back(DimExpr(d));
       if (isInteger(o.type.dtype) && o.cst->rank() <= 1 && o.cst->numel() <= 64) {
@@ -461,12 +486,31 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
       Value* v = c.use(it->second, vi.name());
       c.f->returns.push_back(v);
       c.f->resultTypes.push_back(v->type);
+      // The output keeps the model's name (a repeated one stays unnamed after its first use).
+      bool repeated = std::count(out.outputNames.begin(), out.outputNames.end(), vi.name()) > 0;
+      c.f->resultNames.push_back(repeated ? "" : vi.name());
       out.outputNames.push_back(vi.name());
     }
     if (g.output_size() == 0) throw ImportError("the graph has no outputs");
   } catch (const ImportError& e) {
     return fail(where + e.what());
   }
+  int disagree = 0;
+  for (const auto& [name, dims] : inferred) {
+    auto it = c.vals.find(name);
+    if (it == c.vals.end()) continue;
+    const Type& t = it->second.type;
+    bool same = t.rank() == dims.size();
+    for (size_t k = 0; same && k < dims.size(); ++k)
+      same = dims[k] < 0 || !t.dims[k].isConst() || t.dims[k].constValue() == dims[k];
+    if (same) continue;
+    if (++disagree > 5) continue;
+    std::string theirs = "[";
+    for (size_t k = 0; k < dims.size(); ++k) theirs += (k ? ", " : "") + (dims[k] < 0 ? std::string("?") : std::to_string(dims[k]));
+    err << path << ": warning: ONNX shape inference gives " << theirs << "] for '" << name << "', dscc "
+        << t.str() << "\n";
+  }
+  if (disagree > 5) err << path << ": warning: ... and " << disagree - 5 << " more shape inference disagreements\n";
   out.text = programText(c, opts.facts);
   return true;
 }

@@ -165,12 +165,13 @@ bool convertMore(Ctx& c, const onnx::NodeProto& n) {
     return true;
   }
   if (op == "Einsum") {
-    // Without ellipses or repeated letters in one operand: each operand
+    // Each operand's diagonals taken first (a repeated letter: elements off
+    // the diagonal zeroed, one axis summed away), '...' spelled out as letters
+    // of its own (right-aligned, numpy-broadcast), then each operand
     // transposed into one letter order (output letters, then summed ones),
     // broadcast, multiplied, and summed over the letters not in the output.
     std::string eq;
     for (char ch : attrString(n, "equation", "")) if (ch != ' ') eq += ch;
-    if (eq.find("...") != std::string::npos) throw ImportError("equations with '...' are not supported");
     size_t arrow = eq.find("->");
     std::string lhs = eq.substr(0, arrow);
     std::vector<std::string> terms(1);
@@ -179,24 +180,69 @@ bool convertMore(Ctx& c, const onnx::NodeProto& n) {
       else terms.back().push_back(ch);
     }
     if (int(terms.size()) != n.input_size()) throw ImportError("the equation has " + std::to_string(terms.size()) + " operands");
+    std::vector<Value*> vals;
+    for (size_t i = 0; i < terms.size(); ++i) vals.push_back(b.in(int(i)));
+    // Letters for the ellipsis dims: ones the equation does not use.
+    std::string spare;
+    for (char ch = 'A'; ch <= 'Z'; ++ch) if (eq.find(ch) == std::string::npos) spare += ch;
+    for (char ch = 'a'; ch <= 'z'; ++ch) if (eq.find(ch) == std::string::npos) spare += ch;
+    size_t ell = 0;  // the most dims any '...' stands for
+    for (size_t i = 0; i < terms.size(); ++i) {
+      size_t dots = terms[i].find("...");
+      if (dots == std::string::npos) continue;
+      size_t named = terms[i].size() - 3;
+      if (vals[i]->type.rank() < named) throw ImportError("operand " + std::to_string(i) + " has too small a rank");
+      ell = std::max(ell, vals[i]->type.rank() - named);
+    }
+    if (ell > spare.size()) throw ImportError("'...' stands for too many dims");
+    std::string ellL = spare.substr(0, ell);
+    for (size_t i = 0; i < terms.size(); ++i)
+      if (size_t dots = terms[i].find("..."); dots != std::string::npos) {
+        size_t e = vals[i]->type.rank() - (terms[i].size() - 3);
+        terms[i] = terms[i].substr(0, dots) + ellL.substr(ell - e) + terms[i].substr(dots + 3);
+      }
+    for (size_t i = 0; i < terms.size(); ++i) {
+      std::string& t = terms[i];
+      for (char ch : t)
+        if (!std::isalpha(static_cast<unsigned char>(ch))) throw ImportError("bad equation '" + eq + "'");
+      if (vals[i]->type.rank() != t.size())
+        throw ImportError("operand " + std::to_string(i) + " has rank " + std::to_string(vals[i]->type.rank()));
+      // Diagonals: keep the elements where the two axes of a repeated letter agree, sum the second away.
+      for (size_t p1 = 0; p1 < t.size(); ++p1)
+        for (size_t p2 = t.size(); p2-- > p1 + 1;) {
+          if (t[p2] != t[p1]) continue;
+          Value* v = vals[i];
+          std::vector<DimExpr> md(v->type.rank(), DimExpr(1));
+          md[p1] = v->type.dims[p1];
+          md[p2] = v->type.dims[p2];
+          Value* on = b.cmp(OpKind::Eq, b.iota(DType::I64, md, int64_t(p1)), b.iota(DType::I64, md, int64_t(p2)));
+          if (isBool(v->type.dtype)) throw ImportError("bool operands are not supported");
+          v = b.sel(on, v, b.k(v, 0));
+          vals[i] = b.op(OpKind::ReduceSum, {v}, {{"axes", intList({int64_t(p2)})}, {"keepdims", Attribute::makeBool(false)}});
+          t.erase(p2, 1);
+        }
+    }
     std::map<char, int> count;
     for (const auto& t : terms)
-      for (char ch : t) {
-        if (!std::isalpha(static_cast<unsigned char>(ch))) throw ImportError("bad equation '" + eq + "'");
-        if (std::count(t.begin(), t.end(), ch) > 1) throw ImportError("repeated letters in one operand (diagonals) are not supported");
-        ++count[ch];
-      }
+      for (char ch : t) ++count[ch];
     std::string outL;
-    if (arrow != std::string::npos) outL = eq.substr(arrow + 2);
-    else for (auto& [ch, k] : count) if (k == 1) outL += ch;
+    if (arrow != std::string::npos) {
+      outL = eq.substr(arrow + 2);
+      if (size_t dots = outL.find("..."); dots != std::string::npos) outL = outL.substr(0, dots) + ellL + outL.substr(dots + 3);
+      for (char ch : outL)
+        if (!count.count(ch) || std::count(outL.begin(), outL.end(), ch) > 1)
+          throw ImportError("bad output letters in '" + eq + "'");
+    } else {
+      outL = ellL;
+      for (auto& [ch, k] : count) if (k == 1 && ellL.find(ch) == std::string::npos) outL += ch;
+    }
     std::string order = outL;
     for (const auto& t : terms)
       for (char ch : t) if (order.find(ch) == std::string::npos) order += ch;
     Value* acc = nullptr;
     for (size_t i = 0; i < terms.size(); ++i) {
-      Value* v = b.in(int(i));
+      Value* v = vals[i];
       const std::string& t = terms[i];
-      if (v->type.rank() != t.size()) throw ImportError("operand " + std::to_string(i) + " has rank " + std::to_string(v->type.rank()));
       std::map<char, DimExpr> dimOf;
       for (size_t p = 0; p < t.size(); ++p) dimOf[t[p]] = v->type.dims[p];
       std::vector<int64_t> perm;
@@ -335,7 +381,8 @@ bool convertMore(Ctx& c, const onnx::NodeProto& n) {
     Value* x = b.in(0);
     size_t r = x->type.rank();
     std::string mode = attrString(n, "mode", "constant");
-    if (mode != "constant") throw ImportError("mode '" + mode + "' is not supported (only constant)");
+    if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap")
+      throw ImportError("mode '" + mode + "' is not supported (constant, edge, reflect and wrap are)");
     std::vector<int64_t> pads, axes;
     double value = 0;
     if (c.opset < 11) {
@@ -364,9 +411,27 @@ bool convertMore(Ctx& c, const onnx::NodeProto& n) {
       }
       std::vector<Value*> parts;
       std::vector<DimExpr> d = v->type.dims;
-      if (lo > 0) d[a] = DimExpr(lo), parts.push_back(b.fill(v, value, d));
+      DimExpr len = d[a];
+      // A slice of v along a: [start, end) by step (ends may be dims).
+      auto cut = [&](int64_t start, DimExpr end, int64_t step) {
+        return b.op(OpKind::Slice, {v}, {{"axes", intList({a})}, {"starts", intList({start})},
+                                         {"ends", Attribute::makeList({Attribute::makeDim(end)})},
+                                         {"steps", intList({step})}});
+      };
+      // The band of `p` elements before (before=true) or after v along a.
+      auto band = [&](int64_t p, bool before) -> Value* {
+        d[a] = DimExpr(p);
+        if (mode == "constant") return b.fill(v, value, d);
+        if (mode == "edge")  // the first or last slice, repeated
+          return b.op(OpKind::BroadcastTo, {before ? cut(0, DimExpr(1), 1) : cut(-1, len, 1)}, {},
+                      Type{v->type.dtype, d});
+        if (mode == "reflect")  // x[p], ..., x[1] before; x[n-2], ..., x[n-1-p] after
+          return before ? cut(p, DimExpr(0), -1) : cut(-2, DimExpr(-2 - p), -1);
+        return before ? cut(-p, len, 1) : cut(0, DimExpr(p), 1);  // wrap
+      };
+      if (lo > 0) parts.push_back(band(lo, true));
       parts.push_back(v);
-      if (hi > 0) d[a] = DimExpr(hi), parts.push_back(b.fill(v, value, d));
+      if (hi > 0) parts.push_back(band(hi, false));
       if (parts.size() > 1) v = b.op(OpKind::Concat, parts, {{"axis", Attribute::makeInt(a)}});
     }
     b.out(v);

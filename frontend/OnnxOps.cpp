@@ -155,8 +155,13 @@ void Conv::run() {
   if (op == "CastLike") return out(cast(in(0), in(1)->type.dtype));
   if (op == "Identity") return define(c, n, 0, need(c, n, 0));
   if (op == "Dropout") {
-    if (OValue* t = input(c, n, 2); t && (!t->elems || (*t->elems)[0] != DimExpr(0)))
-      unsupported("training mode is not supported (only inference)");
+    // Training mode drops elements at random; with a ratio of 0 it keeps them all, as inference does.
+    if (OValue* t = input(c, n, 2); t && (!t->elems || (*t->elems)[0] != DimExpr(0))) {
+      OValue* ratio = input(c, n, 1);
+      if (ratio && !ratio->cst) throw ImportError("the ratio must be known when importing in training mode");
+      bool zero = ratio && ratio->cst->numel() == 1 && ratio->cst->getF(0) == 0.0;
+      if (!zero) unsupported("training mode with a ratio other than a constant 0 is not supported (it draws random numbers)");
+    }
     if (attrInt(n, "is_test", 1) == 0 && c.opset < 7) unsupported("training mode is not supported (only inference)");
     Value* x = in(0);
     if (wants(1)) {
@@ -295,14 +300,34 @@ void Conv::more() {
     return;
   }
   if (op == "BatchNormalization") {
-    if (attrInt(n, "training_mode", 0)) unsupported("training mode is not supported (only inference)");
-    if (wants(1) || wants(2) || wants(3) || wants(4)) unsupported("only the first output (inference) is supported");
+    bool training = attrInt(n, "training_mode", 0) != 0;
+    if (training && c.opset < 14) unsupported("training mode before opset 14 is not supported");
+    if (!training && (wants(1) || wants(2) || wants(3) || wants(4)))
+      unsupported("only the first output is supported in inference mode");
     Value *x = in(0), *scale = in(1), *bias = in(2), *mean = in(3), *var = in(4);
     size_t r = x->type.rank();
     if (r < 2) unsupported("the input must have rank >= 2");
     std::vector<DimExpr> d(r, DimExpr(1));
     d[1] = x->type.dims[1];
     auto chan = [&](Value* v) { return reshape(v, d); };
+    if (training) {
+      // The batch's own statistics (population variance) normalise; the
+      // running ones move toward them by 1 - momentum.
+      std::vector<int64_t> ax;
+      for (size_t a = 0; a < r; ++a) if (a != 1) ax.push_back(int64_t(a));
+      Value* bm = reduce(OpKind::ReduceMean, x, ax, false);
+      Value* dev = bin(OpKind::Sub, x, chan(bm));
+      Value* bv = reduce(OpKind::ReduceMean, bin(OpKind::Mul, dev, dev), ax, false);
+      Value* inv = un(OpKind::Rsqrt, bin(OpKind::Add, chan(bv), k(bv, attrFloat(n, "epsilon", 1e-5))));
+      out(bin(OpKind::Add, bin(OpKind::Mul, dev, bin(OpKind::Mul, inv, chan(scale))), chan(bias)), 0);
+      double mom = attrFloat(n, "momentum", 0.9);
+      auto run = [&](Value* old, Value* now) {
+        return bin(OpKind::Add, bin(OpKind::Mul, old, k(old, mom)), bin(OpKind::Mul, cast(now, old->type.dtype), k(old, 1 - mom)));
+      };
+      if (wants(1)) out(run(mean, bm), 1);
+      if (wants(2)) out(run(var, bv), 2);
+      return;
+    }
     Value* inv = un(OpKind::Rsqrt, bin(OpKind::Add, chan(var), k(var, attrFloat(n, "epsilon", 1e-5))));
     Value* y = bin(OpKind::Mul, bin(OpKind::Sub, x, chan(mean)), bin(OpKind::Mul, inv, chan(scale)));
     return out(bin(OpKind::Add, y, chan(bias)));

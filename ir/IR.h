@@ -179,11 +179,20 @@ struct Function {
   std::string name;  // without '@'
   std::vector<std::unique_ptr<Value>> args;
   std::vector<Type> resultTypes;
+  /// The results' names, one per result ("" where unnamed): the model's output
+  /// names, used for `dscc run -o DIR` files and the generated C header.
+  std::vector<std::string> resultNames;
   std::vector<Fact> facts;
   std::vector<std::unique_ptr<Operation>> ops;
   std::vector<Value*> returns;
   Location loc, returnLoc;
   int anonCounter = 0;  // for fresh `?` symbols
+
+  /// The name of result `i`: its given name, or "" when unnamed.
+  const std::string& resultName(size_t i) const {
+    static const std::string none;
+    return i < resultNames.size() ? resultNames[i] : none;
+  }
 
   /// A fresh anonymous symbol (prints as `?`).
   DimExpr freshSymbol() { return DimExpr::symbol("?" + std::to_string(++anonCounter)); }

@@ -86,6 +86,7 @@ class Parser {
   Attribute parseNumber();
   Type parseType();
   std::vector<Type> parseTypeList();
+  void parseResults(Function& f);
   std::optional<DimExpr> parseExpr();
   DimExpr parseExprOrFail();
   DimExpr parseSum();
@@ -261,6 +262,26 @@ Type Parser::parseType() {
   return ty;
 }
 
+// `-> T, ...` or `-> (T, ...)`; in parentheses a result may be named,
+// `-> (logits: f32[B, V], "out:0": i64[B])`, as an imported model's outputs are.
+void Parser::parseResults(Function& f) {
+  bool paren = accept(Tok::LParen);
+  std::map<std::string, Location> seen;
+  do {
+    std::string name;
+    if (paren && (at(Tok::Ident) || at(Tok::String)) && peek().kind == Tok::Colon) {
+      Token n = take();
+      take();
+      if (n.text.empty()) fail(n.loc, "a result name must not be empty");
+      if (!seen.emplace(n.text, n.loc).second) fail(n.loc, "result name '" + n.text + "' is used twice");
+      name = n.text;
+    }
+    f.resultNames.push_back(name);
+    f.resultTypes.push_back(parseType());
+  } while (accept(Tok::Comma));
+  if (paren) expect(Tok::RParen, "')'");
+}
+
 std::vector<Type> Parser::parseTypeList() {
   std::vector<Type> out;
   bool paren = accept(Tok::LParen);
@@ -368,7 +389,7 @@ void Parser::parseSignature(Function& f) {
   }
   expect(Tok::RParen, "')' or ',' after argument");
   expect(Tok::Arrow, "'->' and result types");
-  f.resultTypes = parseTypeList();
+  parseResults(f);
   if (atIdent("where")) {
     take();
     do parseFact(f);

@@ -1,6 +1,8 @@
 // Printing the IR as text that re-parses to the same program.
 #include "ir/Printer.h"
 
+#include <cctype>
+
 namespace dscc {
 
 namespace {
@@ -8,6 +10,19 @@ std::string printOpIndented(const Operation& op, const std::string& indent);
 }
 
 std::string printOp(const Operation& op) { return printOpIndented(op, ""); }
+
+namespace {
+// A result name as the parser reads it back: bare when it is an identifier, else a string.
+std::string resultNameText(const std::string& n) {
+  bool ident = !n.empty() && (std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_');
+  for (char c : n) ident = ident && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$');
+  if (ident) return n;
+  Attribute a;
+  a.kind = Attribute::Kind::String;
+  a.s = n;
+  return a.str();
+}
+}  // namespace
 
 namespace {
 std::string printOpIndented(const Operation& op, const std::string& indent) {
@@ -41,12 +56,24 @@ std::string printOpIndented(const Operation& op, const std::string& indent) {
 }
 }  // namespace
 
+std::string printResultTypes(const Function& f) {
+  bool named = false;
+  for (size_t i = 0; i < f.resultTypes.size(); ++i) named = named || !f.resultName(i).empty();
+  std::string s = named ? "(" : "";
+  for (size_t i = 0; i < f.resultTypes.size(); ++i) {
+    s += i ? ", " : "";
+    if (!f.resultName(i).empty()) s += resultNameText(f.resultName(i)) + ": ";
+    s += f.resultTypes[i].str();
+  }
+  return named ? s + ")" : s;
+}
+
 std::string printFunction(const Function& f) {
   std::string s = "func @" + f.name + "(";
   for (size_t i = 0; i < f.args.size(); ++i)
     s += (i ? ", %" : "%") + f.args[i]->name + ": " + f.args[i]->type.str();
   s += ") -> ";
-  for (size_t i = 0; i < f.resultTypes.size(); ++i) s += (i ? ", " : "") + f.resultTypes[i].str();
+  s += printResultTypes(f);
   if (!f.facts.empty()) {
     s += "\n    where ";
     for (size_t i = 0; i < f.facts.size(); ++i) s += (i ? ", " : "") + f.facts[i].str();

@@ -200,7 +200,8 @@ class Model {
     };
     for (const auto& a : f->args) inputs_.push_back(spec(a->name, a->type));
     for (size_t i = 0; i < f->returns.size(); ++i) {
-      std::string name = f->returns[i]->name;
+      // The result's own name (an ONNX output name) where it has one, else the returned value's.
+      std::string name = f->resultName(i).empty() ? f->returns[i]->name : f->resultName(i);
       for (size_t j = 0; j < i; ++j)
         if (outputs_[j].name == name) name = "out" + std::to_string(i);  // a value returned twice
       outputs_.push_back(spec(name, f->returns[i]->type));

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "codegen/DebugInfo.h"
@@ -86,6 +87,32 @@ std::string findPtxas() {
   return "";
 }
 
+// Files removed when the compile is done, whatever happens.
+struct TempFiles {
+  std::vector<std::string> paths;
+  ~TempFiles() {
+    std::error_code ec;
+    for (const std::string& p : paths) fs::remove(p, ec);
+  }
+};
+
+// Assembles the external weights into BASE.weights.o (GNU as via cc, .incbin of BASE.weights.bin).
+std::string weightsObject(const codegen::ExternalData& w, const std::string& base, TempFiles& temps) {
+  std::string bin = base + ".weights.bin", asmFile = base + ".weights.s", obj = base + ".weights.o", err;
+  temps.paths.insert(temps.paths.end(), {bin, asmFile, obj});
+  if (std::string e = w.write(bin); !e.empty()) return e;
+  if (!writeFile(asmFile, w.assembly(fs::absolute(bin).string()), &err)) return err;
+  if (runProgram({"cc", "-c", "-o", obj, asmFile}) != 0)
+    return "the system assembler (cc -c) failed on the weights (" + std::to_string(w.size) + " bytes)";
+  return "";
+}
+
+// Text that cannot end a C comment early.
+std::string commentSafe(std::string s) {
+  for (size_t p = 0; (p = s.find("*/", p)) != std::string::npos;) s.replace(p, 2, "* /");
+  return s;
+}
+
 std::string headerText(const Function& f, const std::string& file) {
   std::string guard = "DSCC_MODEL_" + codegen::cIdentifier(f.name) + "_H";
   for (char& c : guard) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -100,7 +127,8 @@ std::string headerText(const Function& f, const std::string& file) {
     h << " *   " << i << ": %" << f.args[i]->name << "  " << f.args[i]->type.str() << "\n";
   h << " * Outputs:\n";
   for (size_t i = 0; i < f.returns.size(); ++i)
-    h << " *   " << i << ": %" << f.returns[i]->name << "  " << f.returns[i]->type.str() << "\n";
+    h << " *   " << i << ": " << (f.resultName(i).empty() ? "" : "\"" + commentSafe(f.resultName(i)) + "\" ") << "%"
+      << f.returns[i]->name << "  " << f.returns[i]->type.str() << "\n";
   if (!f.facts.empty()) {
     h << " * Facts the sizes must satisfy (else DSCC_FACT_VIOLATED):\n";
     for (const Fact& fact : f.facts) h << " *   " << fact.str() << "\n";
@@ -108,6 +136,23 @@ std::string headerText(const Function& f, const std::string& file) {
   h << " */\n";
   h << "enum { " << id << "_NUM_INPUTS = " << f.args.size() << ", " << id << "_NUM_OUTPUTS = " << f.returns.size()
     << " };\n\n";
+  // Positions by name (inputs by argument name, outputs by result name), as C identifiers.
+  auto names = [&](const char* kind, const std::vector<std::string>& ns) {
+    std::set<std::string> used;
+    std::string s;
+    for (size_t i = 0; i < ns.size(); ++i) {
+      if (ns[i].empty()) continue;
+      std::string c = id + "_" + kind + "_" + codegen::cIdentifier(ns[i]);
+      if (!used.insert(c).second) continue;  // two names that sanitise alike: the first keeps it
+      s += (s.empty() ? "enum {\n" : ",\n") + ("  " + c + " = " + std::to_string(i));
+    }
+    if (!s.empty()) h << s << "\n};\n\n";
+  };
+  std::vector<std::string> inNames, outNames;
+  for (const auto& a : f.args) inNames.push_back(a->name);
+  for (size_t i = 0; i < f.returns.size(); ++i) outNames.push_back(f.resultName(i));
+  names("INPUT", inNames);
+  names("OUTPUT", outNames);
   h << "/** Runs @" << f.name << " (see dscc_run_fn in dscc_runtime.h for the contract). */\n";
   h << "dscc_status " << id
     << "_run(dscc_context* ctx, const dscc_tensor* inputs, int n_in, dscc_tensor* outputs, int n_out);\n\n";
@@ -250,8 +295,13 @@ int cmdCompile(const CompileOpts& o) {
     if (pathFor(k) != "-") written.push_back(pathFor(k));
   if (needCode) {
     codegen::CodeModule m(fe->func->name);
+    // Weights stay out of LLVM for objects and libraries: assembled from a
+    // file beside the code (weightsObject), so memory holds them once.
+    codegen::ExternalData weights;
+    bool external = wants("obj") || wants("so");
     if (std::string e = codegen::emitModel(fe->plan, fe->source, m, gpuArch.empty() ? nullptr : &gpu,
-                                              fs::absolute(o.file).parent_path().string()); !e.empty())
+                                              fs::absolute(o.file).parent_path().string(),
+                                              external ? &weights : nullptr); !e.empty())
       return fail(o.file + ": cannot compile @" + fe->func->name + ": " + e);
     codegen::ObjectOptions oo;
     oo.optimizeSize = o.optLevel == "s";
@@ -268,7 +318,25 @@ int cmdCompile(const CompileOpts& o) {
     if (wants("obj") || wants("so")) {
       std::string obj;
       if (std::string e = codegen::emitMachineCode(m, oo, false, obj); !e.empty()) return fail(e);
-      if (wants("obj") && !writeFile(pathFor("obj"), obj, &err)) return fail(err);
+      TempFiles temps;
+      std::string weightsObj;
+      if (weights.size > 0) {
+        std::string base = (wants("so") ? pathFor("so") : pathFor("obj")) + ".tmp" + std::to_string(getpid());
+        weightsObj = base + ".weights.o";
+        if (std::string e = weightsObject(weights, base, temps); !e.empty()) return fail(e);
+      }
+      if (wants("obj")) {
+        if (weightsObj.empty()) {
+          if (!writeFile(pathFor("obj"), obj, &err)) return fail(err);
+        } else {
+          // One relocatable object: the code and the weights, merged by the linker.
+          std::string code = pathFor("obj") + ".tmp" + std::to_string(getpid()) + ".code.o";
+          temps.paths.push_back(code);
+          if (!writeFile(code, obj, &err)) return fail(err);
+          if (runProgram({"ld", "-r", "-o", pathFor("obj"), code, weightsObj}) != 0)
+            return fail("the system linker (ld -r) failed to merge the code and the weights");
+        }
+      }
       if (wants("so")) {
         // --runtime-dir '$ORIGIN/...' is recorded as is (the model finds the
         // runtime relative to itself); the runtime linked against is then the
@@ -286,9 +354,13 @@ int cmdCompile(const CompileOpts& o) {
         // system linker makes the shared library from it.
         std::string tmp = out + ".tmp" + std::to_string(getpid()) + ".o";
         if (!writeFile(tmp, obj, &err)) return fail(err);
-        int rc = runProgram({"cc", "-shared", "-o", out, tmp, "-Wl,-soname," + fs::path(out).filename().string(),
-                             "-L" + rt, "-ldscc_runtime", "-Wl,--enable-new-dtags", "-Wl,-rpath," + runpath, "-lmvec",
-                             "-lm"});
+        std::vector<std::string> link = {"cc", "-shared", "-o", out, tmp};
+        if (!weightsObj.empty()) link.push_back(weightsObj);
+        for (std::string a : {"-Wl,-soname," + fs::path(out).filename().string(), "-L" + rt,
+                              std::string("-ldscc_runtime"), std::string("-Wl,--enable-new-dtags"),
+                              "-Wl,-rpath," + runpath, std::string("-lmvec"), std::string("-lm")})
+          link.push_back(a);
+        int rc = runProgram(link);
         std::error_code ec;
         fs::remove(tmp, ec);
         if (rc != 0) return fail("the system linker (cc -shared) failed with status " + std::to_string(rc));

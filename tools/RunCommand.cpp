@@ -11,9 +11,11 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "ir/Interpreter.h"
@@ -146,7 +148,18 @@ int prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inpu
   return 0;
 }
 
-// Prints each output's type and checksums and writes DIR/outK.npy when asked.
+// The file of output `i` in `-o DIR`: its result name (an imported model's
+// output name), else outK; '/' and a leading '.' become '_' so the file stays in DIR.
+std::string outputFile(const Function& f, size_t i) {
+  std::string n = f.resultName(i);
+  if (n.empty()) return "out" + std::to_string(i) + ".npy";
+  for (char& c : n)
+    if (c == '/' || c == '\0') c = '_';
+  if (n[0] == '.') n[0] = '_';
+  return n + ".npy";
+}
+
+// Prints each output's type and checksums and writes DIR/NAME.npy (or DIR/outK.npy) when asked.
 bool printOutputs(const Function& f, const std::vector<Tensor>& outputs, const std::string& outDir) {
   std::string err;
   if (!outDir.empty()) {
@@ -157,6 +170,13 @@ bool printOutputs(const Function& f, const std::vector<Tensor>& outputs, const s
       return false;
     }
   }
+  std::set<std::string> files;
+  for (size_t i = 0; i < outputs.size() && !outDir.empty(); ++i)
+    if (!files.insert(outputFile(f, i)).second) {
+      error("outputs " + std::to_string(i) + " and an earlier one would both be written to '" + outputFile(f, i) +
+            "' in " + outDir);
+      return false;
+    }
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& t = outputs[i];
     double sum = 0, asum = 0;
@@ -165,10 +185,11 @@ bool printOutputs(const Function& f, const std::vector<Tensor>& outputs, const s
       sum += v;
       asum += std::fabs(v);
     }
-    std::cout << "out" << i << " %" << (i < f.returns.size() ? f.returns[i]->name : "?") << ": " << t.typeStr()
+    std::cout << "out" << i << (f.resultName(i).empty() ? "" : " " + f.resultName(i)) << " %"
+              << (i < f.returns.size() ? f.returns[i]->name : "?") << ": " << t.typeStr()
               << " sum=" << sum << " abs_sum=" << asum;
     if (!outDir.empty()) {
-      std::string path = (std::filesystem::path(outDir) / ("out" + std::to_string(i) + ".npy")).string();
+      std::string path = (std::filesystem::path(outDir) / outputFile(f, i)).string();
       if (!writeNpy(path, t, &err)) {
         std::cout << "\n";
         error(err);
@@ -183,9 +204,45 @@ bool printOutputs(const Function& f, const std::vector<Tensor>& outputs, const s
 
 // Parses module text, runs shape analysis (which rejects impossible programs
 // and adds the run-time checks the interpreter enforces) and picks the function.
+// One entry of a compiled model's dscc_model_file_constants (HostEmitter::emitData).
+struct EmbeddedFile {
+  const char* path;
+  const void* data;
+  int64_t bytes;
+};
+
+// Gives each file constant the data a compiled model embedded for its path,
+// so --check needs neither the weight files nor the model they came from.
+void useEmbeddedConstants(Module& m, const EmbeddedFile* table) {
+  std::map<std::string, const EmbeddedFile*> byPath;
+  for (const EmbeddedFile* e = table; e && e->path; ++e) byPath.emplace(e->path, e);
+  for (auto& f : m.funcs)
+    walkOps(f->ops, [&](Operation& op) {
+      const Attribute* v = op.attr("value");
+      if (op.kind != OpKind::Constant || op.results.size() != 1 || !v || v->kind != Attribute::Kind::File) return;
+      auto it = byPath.find(v->s);
+      const Type& t = op.result()->type;
+      if (it == byPath.end()) return;
+      std::vector<int64_t> shape;
+      int64_t bytes = static_cast<int64_t>(dtypeSize(t.dtype));
+      for (const DimExpr& d : t.dims) {
+        if (!d.isConst() || d.constValue() < 0 || __builtin_mul_overflow(bytes, d.constValue(), &bytes)) return;
+        shape.push_back(d.constValue());
+      }
+      if (bytes != it->second->bytes) return;  // not what this program declares: read the file instead
+      Tensor data = Tensor::zeros(t.dtype, shape);
+      std::memcpy(data.bytes.data(), it->second->data, data.bytes.size());
+      Attribute a = *v;
+      a.data = std::make_shared<const Tensor>(std::move(data));
+      op.setAttr("value", std::move(a));
+    });
+}
+
 Function* loadFunction(std::unique_ptr<Module>& m, SourceMgr& sm, int id, DiagEngine& diags, const std::string& func,
-                       const std::string& where, bool loadFiles = true, const std::string& fileBase = "") {
+                       const std::string& where, bool loadFiles = true, const std::string& fileBase = "",
+                       const EmbeddedFile* embedded = nullptr) {
   m = parseModule(sm, id, diags);
+  if (m && loadFiles && embedded) useEmbeddedConstants(*m, embedded);
   if (!m || (loadFiles && !loadFileConstants(*m, diags, fileBase))) return nullptr;
 #ifndef DSCC_RUNTIME_ONLY
   PipelineOptions popts;
@@ -482,8 +539,9 @@ int runCompiled(const RunOpts& o) {
   // The model carries its weights; only --check's interpreter reads the
   // file constants, where the program had them when it was compiled.
   auto* sourceDir = static_cast<const char*>(dlsym(lib.handle, "dscc_model_source_dir"));
+  auto* embedded = static_cast<const EmbeddedFile*>(dlsym(lib.handle, "dscc_model_file_constants"));
   Function* f = loadFunction(m, sm, id, diags, entry, o.file + " (its embedded dscc_model_source)", o.check,
-                             sourceDir ? sourceDir : "");
+                             sourceDir ? sourceDir : "", embedded);
   if (!f) return 1;
   std::vector<Tensor> inputs;
   if (int rc = prepareInputs(*f, o, inputs)) return rc;
@@ -632,7 +690,7 @@ Command addRunCommand(CLI::App& app) {
                 "(docs/compile.md)");
   run->add_option("--seed", o->seed, "seed for --random (default 0)");
   run->add_option("--dim", o->dims, "SYMBOL=N: a size for --random inputs (repeatable)")->allow_extra_args(false);
-  run->add_option("-o,--output-dir", o->outDir, "write outputs as DIR/out0.npy, out1.npy, ...");
+  run->add_option("-o,--output-dir", o->outDir, "write each output as DIR/NAME.npy (its result name, an ONNX model's output name) or DIR/outK.npy");
   run->add_option("--func", o->func, "the function to run (default: @main or the only one)");
   run->add_option("--threads", o->threads,
                   "compiled models: threads of the context, the caller's included (default 0: one per hardware thread)");

@@ -114,6 +114,14 @@ check(ok, f"Context(-1): {msg}")
 ok, msg = raises(dscc.InvalidArgumentError, lambda: dscc.Model(os.path.join(tmp, "none.so")), "cannot load")
 check(ok, f"a missing model file: {msg}")
 
+# Named results (ONNX output names) name the outputs.
+named_so = os.path.join(tmp, "named.so")
+subprocess.run([DSCC, "compile", os.path.join(HERE, "inputs", "named.dsc"), "-o", named_so], check=True)
+v = np.arange(4, dtype=np.float32)
+named_out = dscc.Model(named_so)(x=v)
+check(list(named_out) == ["out:0", "logits"] and np.array_equal(named_out["logits"], v * v),
+      f"outputs named by the results' names: {list(named_out)}")
+
 # The same outputs as `dscc run` on the same inputs (written as .npy).
 np.save(os.path.join(tmp, "x.npy"), x)
 np.save(os.path.join(tmp, "y.npy"), y)

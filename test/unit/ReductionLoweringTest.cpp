@@ -7,6 +7,8 @@
 // first, checking nothing below a chunk is written). Outputs are compared
 // with the interpreter on the unfused program. Tolerances: f32 rel 1e-4 +
 // abs 1e-5, f64 rel 1e-10 + abs 1e-12, integers and i1 exact; NaN matches NaN.
+// The GenericKernels tests run generic kernels (ElementGenerator) the same way,
+// in the CPU's schedule and in the GPU's (its index math, run sequentially).
 #include <gtest/gtest.h>
 
 #include <climits>
@@ -19,7 +21,9 @@
 #include <set>
 #include <sstream>
 
+#include "codegen/ElementGenerator.h"
 #include "codegen/Jit.h"
+#include "codegen/ModelPlan.h"
 #include "codegen/ReductionLowering.h"
 #include "ir/Interpreter.h"
 #include "ir/Parser.h"
@@ -56,6 +60,7 @@ std::unique_ptr<Program> parse(const std::string& text, bool pipeline) {
   p->fn = p->mod->entry();
   std::ostringstream out;
   PipelineOptions opts;
+  opts.kernelCheck = kernelLegality;  // as dscc compile plans: refused groups become generic kernels
   if (pipeline && !runPasses(*p->mod, defaultPipeline(), p->diags, opts, out)) {
     ADD_FAILURE() << "pipeline failed:\n" << p->errors();
     return nullptr;
@@ -172,6 +177,10 @@ struct Options {
   int minKernels = 1;
   // Sets chosen elements of the random inputs (values random data misses).
   std::function<void(std::vector<Tensor>&)> special = nullptr;
+  // Test the generic kernels instead, in both schedules: the CPU's (tiles
+  // where a transpose moves the last axis) and the GPU's (an element or row
+  // per unit, run here sequentially: its index math on the CPU).
+  bool generic = false;
 };
 
 // Lowers every stitch and input kernel of `text` after the pipeline in every
@@ -183,20 +192,37 @@ void checkProgram(const std::string& text, const std::vector<DimBindings>& sizes
   ASSERT_TRUE(fused && ref);
   std::vector<const Operation*> kernels;
   for (const auto& op : fused->fn->ops)
-    if (op->kind == OpKind::Fusion && (kindOf(*op) == "stitch" || kindOf(*op) == "input")) kernels.push_back(op.get());
-  ASSERT_GE(static_cast<int>(kernels.size()), o.minKernels) << "too few reduction kernels after fusion of:\n" << text;
+    if (op->kind == OpKind::Fusion &&
+        (o.generic ? kindOf(*op) == "generic" : kindOf(*op) == "stitch" || kindOf(*op) == "input"))
+      kernels.push_back(op.get());
+  ASSERT_GE(static_cast<int>(kernels.size()), o.minKernels) << "too few tested kernels after fusion of:\n" << text;
 
+  // What each kernel is lowered as: the five versions of a stitch or input
+  // kernel; a generic kernel's one version in the CPU's and the GPU's schedule.
+  struct Lowering {
+    KernelVariant v;
+    bool tiles = true;
+    std::string name() const { return v.name() + (tiles ? "" : ".gpu"); }
+  };
+  std::vector<Lowering> lowerings;
+  if (o.generic) lowerings = {{{}, true}, {{}, false}};
+  else
+    for (const KernelVariant& v : kVariants) lowerings.push_back({v, true});
   CodeModule cm("test");
-  std::vector<KernelInterface> ifaces;
+  std::vector<std::vector<KernelInterface>> ifaces(kernels.size());
   for (size_t k = 0; k < kernels.size(); ++k) {
     bool stitch = kindOf(*kernels[k]) == "stitch";
-    KernelInterface iface;
-    std::string e = stitch ? describeStitchKernel(*kernels[k], iface) : describeInputKernel(*kernels[k], iface);
-    ASSERT_EQ(e, "");
-    ifaces.push_back(iface);
-    for (const KernelVariant& v : kVariants) {
-      std::string name = "k" + std::to_string(k) + "." + v.name();
-      LoweredKernel lk = stitch ? lowerStitchKernel(*kernels[k], cm, name, v) : lowerInputKernel(*kernels[k], cm, name, v);
+    for (const Lowering& l : lowerings) {
+      KernelInterface iface;
+      std::string e = o.generic ? describeGenericKernel(*kernels[k], iface, l.tiles)
+                      : stitch  ? describeStitchKernel(*kernels[k], iface)
+                                : describeInputKernel(*kernels[k], iface);
+      ASSERT_EQ(e, "");
+      ifaces[k].push_back(iface);
+      std::string name = "k" + std::to_string(k) + "." + l.name();
+      LoweredKernel lk = o.generic ? lowerGenericKernel(*kernels[k], cm, name, l.v, l.tiles)
+                         : stitch  ? lowerStitchKernel(*kernels[k], cm, name, l.v)
+                                   : lowerInputKernel(*kernels[k], cm, name, l.v);
       ASSERT_TRUE(lk.ok()) << lk.error;
     }
   }
@@ -207,8 +233,8 @@ void checkProgram(const std::string& text, const std::vector<DimBindings>& sizes
   ASSERT_TRUE(jit->addModule(std::move(cm), &err)) << err;
   std::vector<std::vector<KernelFn>> fns(kernels.size());
   for (size_t k = 0; k < kernels.size(); ++k)
-    for (const KernelVariant& v : kVariants) {
-      auto f = reinterpret_cast<KernelFn>(jit->lookup("k" + std::to_string(k) + "." + v.name(), &err));
+    for (const Lowering& l : lowerings) {
+      auto f = reinterpret_cast<KernelFn>(jit->lookup("k" + std::to_string(k) + "." + l.name(), &err));
       ASSERT_TRUE(f) << err;
       f(nullptr, nullptr, nullptr, 0, 0);  // an empty range reads no pointer
       f(nullptr, nullptr, nullptr, 5, 3);
@@ -279,20 +305,20 @@ void checkProgram(const std::string& text, const std::vector<DimBindings>& sizes
 
     size_t resultAt = 0, operandAt = 0;
     for (size_t k = 0; k < kernels.size(); ++k) {
-      const KernelInterface& iface = ifaces[k];
-      std::vector<int64_t> sizeArg;
-      for (const std::string& s : iface.symbols) sizeArg.push_back(env.at(s));
       auto ev = [&](const DimExpr& d) {
         auto v = d.evaluate(env, &err);
         EXPECT_TRUE(v) << err;
         return v.value_or(0);
       };
-      int64_t total = ev(iface.units);
       std::vector<void*> in;
-      for (size_t i = 0; i < iface.inputs.size(); ++i) in.push_back(operands[operandAt + i].bytes.data());
-      operandAt += iface.inputs.size();
-      for (size_t vi = 0; vi < kVariants.size(); ++vi) {
-        const KernelVariant& v = kVariants[vi];
+      for (size_t i = 0; i < ifaces[k][0].inputs.size(); ++i) in.push_back(operands[operandAt + i].bytes.data());
+      operandAt += ifaces[k][0].inputs.size();
+      for (size_t vi = 0; vi < lowerings.size(); ++vi) {
+        const KernelVariant& v = lowerings[vi].v;
+        const KernelInterface& iface = ifaces[k][vi];
+        std::vector<int64_t> sizeArg;
+        for (const std::string& s : iface.symbols) sizeArg.push_back(env.at(s));
+        int64_t total = ev(iface.units);
         if (v.vectorWidth > 1 && ev(iface.guards.vectorExtent) % v.vectorWidth != 0) continue;
         if (v.index32) {
           for (const DimExpr& c : iface.guards.indexCounts) ASSERT_LE(ev(c), INT32_MAX);
@@ -300,7 +326,7 @@ void checkProgram(const std::string& text, const std::vector<DimBindings>& sizes
         bool equal = true;
         for (const auto& [a, b] : iface.guards.broadcastPairs) equal = equal && ev(a) == ev(b);
         if (v.broadcastFree && !equal) continue;
-        SCOPED_TRACE("kernel " + std::to_string(k) + " version " + v.name());
+        SCOPED_TRACE("kernel " + std::to_string(k) + " version " + lowerings[vi].name());
         int64_t a = total * 2 / 7 + (total > 0), b = a + (total - a) * 3 / 5;
         std::vector<std::vector<std::pair<int64_t, int64_t>>> schedules = {{{0, total}},
                                                                           {{b, total + 3}, {a, b}, {-2, a}}};
@@ -315,7 +341,8 @@ void checkProgram(const std::string& text, const std::vector<DimBindings>& sizes
           }
           for (auto [lo, hi] : schedules[s]) {
             fns[k][vi](in.data(), out.data(), sizeArg.data(), lo, hi);
-            for (size_t i = 0; i < out.size(); ++i) {
+            // (A generic kernel's units are tiles or rows of results laid end to end: not a prefix.)
+            for (size_t i = 0; i < out.size() && !o.generic; ++i) {
               int64_t per = total == 0 ? 0 : want[resultAt + i].numel() / total;
               size_t below = static_cast<size_t>(std::max<int64_t>(lo, 0) * per) * dtypeSize(iface.outputs[i].dtype);
               for (size_t byte = 0; byte < below; ++byte)
@@ -331,10 +358,18 @@ void checkProgram(const std::string& text, const std::vector<DimBindings>& sizes
         }
         ++runs;
       }
-      resultAt += iface.outputs.size();
+      resultAt += ifaces[k][0].outputs.size();
     }
   }
   EXPECT_GT(runs, 0);
+}
+
+// A test program of test/compile/inputs with its `where` facts removed.
+std::string compileInput(const std::string& name) {
+  std::ifstream in(std::string(DSCC_SOURCE_DIR) + "/test/compile/inputs/" + name + ".dsc");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return std::regex_replace(ss.str(), std::regex("\\n\\s*where [^{]*\\{"), " {");
 }
 
 // The first fusion op of `text` after the pipeline (or as written).
@@ -364,6 +399,32 @@ TEST(ReductionWorkloads, ColReduce) { checkProgram(workload("col_reduce"), rowsB
 TEST(ReductionWorkloads, BertStitchKernels) {
   // %p (masked softmax with the [B, 1, 1, S] mask), %h and %y (layer norms).
   checkProgram(workload("bert_layer"), grid({{"B", {1, 2}}, {"S", {1, 8, 9}}}), {Data::Mixed, 3});
+}
+
+// Generic kernels (codegen/ElementGenerator) in the CPU's schedule and the
+// GPU's (one element or row per unit, no tiles), against the interpreter.
+TEST(GenericKernels, TransposeTiles) {
+  Options o;
+  o.generic = true;
+  // Tile edges at 32: sizes below, at and past one and two tiles.
+  checkProgram(compileInput("gen_transpose"), grid({{"N", {1, 31, 32, 33, 65}}, {"D", {1, 2, 32, 33, 70}}}), o);
+}
+
+TEST(GenericKernels, DataMovement) {
+  Options o;
+  o.generic = true;
+  // Gather indices in range (negative ones count from the end), as the interpreter checks.
+  o.special = [](std::vector<Tensor>& in) {
+    const int64_t idx[] = {3, -4, 0, -1};
+    for (int k = 0; k < 4; ++k) in[1].setI(k, idx[k]);
+  };
+  checkProgram(compileInput("gen_movement"), grid({{"N", {0, 1, 2, 9, 64}}}), o);
+}
+
+TEST(GenericKernels, ReductionsOffTheLastAxis) {
+  Options o;
+  o.generic = true;
+  checkProgram(compileInput("gen_reductions"), grid({{"A", {1, 2, 7}}, {"B", {1, 5}}, {"C", {1, 3, 40}}}), o);
 }
 
 TEST(ReductionKernels, InterfaceOfStitchAndColumn) {
