@@ -69,7 +69,8 @@ llvm::OptimizationLevel optimizationLevel(int level) {
 
 }  // namespace
 
-void runOptPipeline(llvm::Module& m, llvm::TargetMachine& tm, int level, bool libmvec) {
+void runOptPipeline(llvm::Module& m, llvm::TargetMachine& tm, int level, bool libmvec, bool size) {
+  if (size) level = 2;
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -104,7 +105,8 @@ void runOptPipeline(llvm::Module& m, llvm::TargetMachine& tm, int level, bool li
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm = level == 0 ? pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0)
-                                           : pb.buildPerModuleDefaultPipeline(optimizationLevel(level));
+                                           : pb.buildPerModuleDefaultPipeline(size ? llvm::OptimizationLevel::Os
+                                                                                 : optimizationLevel(level));
   mpm.run(m, mam);
 }
 

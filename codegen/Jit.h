@@ -39,8 +39,9 @@ class CodeModule {
 /// Runs the new pass manager's default pipeline, as `opt -O<level>` does, with
 /// the target machine so the vectoriser sees the target's registers and costs.
 /// `libmvec`: math calls may become calls of glibc's vector math library
-/// (x86-64 only; whatever runs the code must link libmvec).
-void runOptPipeline(llvm::Module& m, llvm::TargetMachine& tm, int level, bool libmvec = false);
+/// (x86-64 only; whatever runs the code must link libmvec). `size`: the -Os
+/// pipeline (level is then taken as 2).
+void runOptPipeline(llvm::Module& m, llvm::TargetMachine& tm, int level, bool libmvec = false, bool size = false);
 
 /// The module as LLVM assembly text (what `--emit=llvm` prints).
 std::string emitLLVMText(const CodeModule& m);

@@ -72,7 +72,11 @@ std::string optimizeModule(CodeModule& m, const ObjectOptions& opts) {
   if (std::string e = makeTarget(opts, t); !e.empty()) return e;
   m.module().setDataLayout(t.tm->createDataLayout());
   m.module().setTargetTriple(t.triple);
-  runOptPipeline(m.module(), *t.tm, opts.optLevel, /*libmvec=*/llvm::Triple(t.triple).getArch() == llvm::Triple::x86_64);
+  if (opts.optimizeSize)
+    for (llvm::Function& fn : m.module())
+      if (!fn.isDeclaration()) fn.addFnAttr(llvm::Attribute::OptimizeForSize);
+  runOptPipeline(m.module(), *t.tm, opts.optLevel, /*libmvec=*/llvm::Triple(t.triple).getArch() == llvm::Triple::x86_64,
+                 opts.optimizeSize);
   return "";
 }
 

@@ -11,6 +11,8 @@ class CodeModule;
 struct ObjectOptions {
   /// 0-3, like -O.
   int optLevel = 2;
+  /// -Os: optimise for size (LLVM's Os pipeline; every function gets `optsize`).
+  bool optimizeSize = false;
   /// The CPU to tune and select instructions for: "native" (this machine's,
   /// with its features), or an LLVM CPU name such as "x86-64-v3".
   std::string cpu = "native";

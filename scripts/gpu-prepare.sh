@@ -81,6 +81,8 @@ grep -q "no OpenBLAS" "$PACK/prebuilt.log" || die "the runtime-only build would 
 ninja -C "$ROOT/build-gpu" dscc-run >>"$PACK/prebuilt.log" 2>&1 || { tail -30 "$PACK/prebuilt.log" >&2; die "runtime-only build failed"; }
 mkdir -p "$PACK/prebuilt"
 cp "$ROOT/build-gpu/tools/dscc-run" "$ROOT/build-gpu/runtime/libdscc_runtime.so" "$PACK/prebuilt/"
+# dscc-run and the models need the runtime by its SONAME (docs/install.md): a copy under that name too.
+cp -L "$ROOT/build-gpu/runtime/libdscc_runtime.so" "$PACK/prebuilt/libdscc_runtime.so.0"
 if readelf -d "$PACK/prebuilt/libdscc_runtime.so" | grep -q "NEEDED.*openblas"; then die "prebuilt runtime links OpenBLAS"; fi
 rm -f "$PACK/prebuilt.log"
 echo "gpu-prepare: prebuilt/ dscc-run and libdscc_runtime.so (fallback)"

@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "codegen/DebugInfo.h"
 #include "codegen/GpuKernels.h"
 #include "codegen/HostCodegen.h"
 #include "codegen/Jit.h"
@@ -19,6 +20,7 @@
 #include "ir/Printer.h"
 #include "tools/Commands.h"
 #include "tools/Frontend.h"
+#include "tools/ToolMain.h"
 
 extern char** environ;
 
@@ -29,8 +31,10 @@ namespace fs = std::filesystem;
 
 struct CompileOpts {
   std::string file, output, func, emit, depFile, cpu = "native", runtimeDir, target = "cpu", tuning, rowSchedule;
-  bool objectOnly = false, depsMD = false;
-  int optLevel = 2, vectorWidth = 0;
+  std::string optLevel = "2";
+  std::vector<std::string> depTargets;  // -MT
+  bool objectOnly = false, depsMD = false, depsMMD = false, depsPhony = false, debugInfo = false;
+  int vectorWidth = 0;
   std::shared_ptr<frontend::ImportOptions> onnx = std::make_shared<frontend::ImportOptions>();
 };
 
@@ -156,6 +160,17 @@ std::string headerText(const Function& f, const std::string& file) {
   return h.str();
 }
 
+// A path as make reads it in a rule (gcc's quoting): spaces and '#' escaped, '$' doubled.
+std::string makeQuote(const std::string& path) {
+  std::string q;
+  for (char c : path) {
+    if (c == ' ' || c == '\t' || c == '#') q += '\\';
+    if (c == '$') q += '$';
+    q += c;
+  }
+  return q;
+}
+
 // Files the output depends on: the program and the .npy files its constants read.
 std::vector<std::string> dependencies(const Frontend& fe, const std::string& file) {
   std::vector<std::string> deps = {file};
@@ -182,18 +197,22 @@ int cmdCompile(const CompileOpts& o) {
     std::string k = emit.substr(p, q - p);
     if (!exts.count(k)) {
       std::cerr << "dscc: error: unknown --emit kind '" << k << "' (expected ir, fused-ir, llvm, asm, obj, header, so, ptx)\n";
-      return 1;
+      return kUsageError;
     }
     kinds.push_back(k);
     p = q + 1;
   }
   if (o.objectOnly && o.emit.size() && emit != "obj") {
     std::cerr << "dscc: error: -c writes an object file; it cannot be combined with --emit=" << emit << "\n";
-    return 1;
+    return kUsageError;
   }
-  if (o.optLevel < 0 || o.optLevel > 3) {
-    std::cerr << "dscc: error: -O" << o.optLevel << " is not a level (0 to 3)\n";
-    return 1;
+  if (o.optLevel.size() != 1 || std::string("0123s").find(o.optLevel[0]) == std::string::npos) {
+    std::cerr << "dscc: error: -O" << o.optLevel << " is not a level (-O0, -O1, -O2, -O3 or -Os)\n";
+    return kUsageError;
+  }
+  if (!o.depsMD && !o.depsMMD && (o.depsPhony || !o.depFile.empty() || !o.depTargets.empty())) {
+    std::cerr << "dscc: error: -MF, -MP and -MT need -MD or -MMD\n";
+    return kUsageError;
   }
   // One kind: -o names the file (text kinds default to stdout). Several: -o is the stem.
   std::string stem = o.output.empty() ? fs::path(o.file).stem().string() : o.output;
@@ -212,13 +231,13 @@ int cmdCompile(const CompileOpts& o) {
     gpuArch = codegen::parseCudaTarget(o.target, &why);
     if (gpuArch.empty()) {
       std::cerr << "dscc: error: " << why << "\n";
-      return 1;
+      return kUsageError;
     }
   }
   auto wantsKind = [&](const std::string& k) { return std::find(kinds.begin(), kinds.end(), k) != kinds.end(); };
   if (gpuArch.empty() && wantsKind("ptx")) {
     std::cerr << "dscc: error: --emit=ptx needs a GPU target (--target=cuda:sm_80 or cuda:sm_90)\n";
-    return 1;
+    return kUsageError;
   }
   codegen::PlanOptions popts;
   if (!targetPlanOptions(o.target, o.vectorWidth, o.rowSchedule, popts, std::cerr)) return 1;
@@ -230,7 +249,7 @@ int cmdCompile(const CompileOpts& o) {
   if (!o.tuning.empty()) {
     if (!gpuArch.empty()) {
       std::cerr << "dscc: error: --tuning applies to the cpu target only\n";
-      return 1;
+      return kUsageError;
     }
     if (!applyTuning(*fe, o.tuning, o.file, o.func, popts, tunedPlans, std::cerr)) return 1;
   }
@@ -285,8 +304,10 @@ int cmdCompile(const CompileOpts& o) {
                                               external ? &weights : nullptr); !e.empty())
       return fail(o.file + ": cannot compile @" + fe->func->name + ": " + e);
     codegen::ObjectOptions oo;
-    oo.optLevel = o.optLevel;
+    oo.optimizeSize = o.optLevel == "s";
+    oo.optLevel = oo.optimizeSize ? 2 : o.optLevel[0] - '0';
     oo.cpu = o.cpu;
+    if (o.debugInfo) codegen::addDebugInfo(m, fe->plan, o.file, oo.optLevel > 0);
     if (std::string e = codegen::optimizeModule(m, oo); !e.empty()) return fail(e);
     if (wants("llvm") && !writeFile(pathFor("llvm"), codegen::emitLLVMText(m), &err)) return fail(err);
     if (wants("asm")) {
@@ -317,18 +338,27 @@ int cmdCompile(const CompileOpts& o) {
         }
       }
       if (wants("so")) {
-        std::string rt = o.runtimeDir.empty() ? defaultRuntimeDir() : o.runtimeDir;
+        // --runtime-dir '$ORIGIN/...' is recorded as is (the model finds the
+        // runtime relative to itself); the runtime linked against is then the
+        // one beside dscc. Any other folder is both linked and recorded.
+        bool originRelative = o.runtimeDir.rfind("$ORIGIN", 0) == 0 || o.runtimeDir.rfind("${ORIGIN}", 0) == 0;
+        std::string rt = o.runtimeDir.empty() || originRelative ? defaultRuntimeDir() : o.runtimeDir;
         if (rt.empty() || !fs::exists(fs::path(rt) / "libdscc_runtime.so"))
-          return fail("cannot find libdscc_runtime.so (looked next to the dscc executable; give --runtime-dir)");
+          return fail("cannot find libdscc_runtime.so (looked next to the dscc executable, in ../runtime and ../lib; "
+                      "give --runtime-dir)");
         std::string out = pathFor("so");
+        // RUNPATH: the model's own folder first (a runtime deployed beside
+        // it), then the runtime's folder (or the $ORIGIN-relative one given).
+        std::string runpath = "$ORIGIN:" + (originRelative ? o.runtimeDir : fs::absolute(rt).lexically_normal().string());
         // The object goes to a private temporary next to the output; the
         // system linker makes the shared library from it.
         std::string tmp = out + ".tmp" + std::to_string(getpid()) + ".o";
         if (!writeFile(tmp, obj, &err)) return fail(err);
         std::vector<std::string> link = {"cc", "-shared", "-o", out, tmp};
         if (!weightsObj.empty()) link.push_back(weightsObj);
-        for (std::string a : {"-L" + rt, std::string("-ldscc_runtime"), "-Wl,-rpath," + rt, std::string("-lmvec"),
-                              std::string("-lm")})
+        for (std::string a : {"-Wl,-soname," + fs::path(out).filename().string(), "-L" + rt,
+                              std::string("-ldscc_runtime"), std::string("-Wl,--enable-new-dtags"),
+                              "-Wl,-rpath," + runpath, std::string("-lmvec"), std::string("-lm")})
           link.push_back(a);
         int rc = runProgram(link);
         std::error_code ec;
@@ -337,12 +367,29 @@ int cmdCompile(const CompileOpts& o) {
       }
     }
   }
-  if (o.depsMD) {
-    std::string target = written.empty() ? stem : written.front();
-    std::string depFile = o.depFile.empty() ? target + ".d" : o.depFile;
-    std::string text = target + ":";
-    for (const std::string& d : dependencies(*fe, o.file)) text += " " + d;
+  if (o.depsMD || o.depsMMD) {
+    // gcc's rules: the targets are -MT's, else every file written; the file is
+    // -MF's, else the output (or, without -o, the input's stem) with its
+    // suffix replaced by .d; -MP adds an empty rule for each dependency but
+    // the program, so deleting one does not break make.
+    std::vector<std::string> targets = o.depTargets;
+    if (targets.empty()) targets = written;
+    if (targets.empty()) targets.push_back(stem + exts[kinds.front()]);
+    std::string depFile = o.depFile;
+    if (depFile.empty()) {
+      fs::path base = kinds.size() > 1                    ? fs::path(stem + ".x")  // -o is the stem
+                      : o.output.empty() || o.output == "-" ? fs::path(fs::path(o.file).stem().string() + ".x")
+                                                            : fs::path(o.output);
+      depFile = base.replace_extension(".d").string();
+    }
+    std::string text;
+    for (size_t i = 0; i < targets.size(); ++i) text += (i ? " " : "") + makeQuote(targets[i]);
+    text += ":";
+    std::vector<std::string> deps = dependencies(*fe, o.file);
+    for (const std::string& d : deps) text += " " + makeQuote(d);
     text += "\n";
+    if (o.depsPhony)
+      for (size_t i = 1; i < deps.size(); ++i) text += "\n" + makeQuote(deps[i]) + ":\n";
     if (!writeFile(depFile, text, &err)) return fail(err);
   }
   return 0;
@@ -359,10 +406,18 @@ Command addCompileCommand(CLI::App& app) {
   c->add_option("--func", o->func, "the function to compile (default: @main or the only one)");
   c->add_flag("-c", o->objectOnly, "write an object file (.o) for static linking instead of a shared library");
   c->add_option("--emit", o->emit, "what to write, comma-separated: so (default), obj, header, ir, fused-ir, llvm, asm, ptx (GPU)");
-  c->add_option("-O", o->optLevel, "optimisation level 0-3 (default 2)");
-  c->add_flag("--MD", o->depsMD, "also write a make dependency file (OUTPUT.d, or -MF)");
-  c->add_option("--MF", o->depFile, "the dependency file -MD writes");
-  c->add_option("--mcpu", o->cpu, "CPU to generate code for: native (default) or an LLVM CPU name, e.g. x86-64-v3");
+  c->add_option("-O", o->optLevel, "optimisation level: -O0, -O1, -O2 (default), -O3, or -Os (size); -O is -O1");
+  c->add_flag("-g", o->debugInfo, "debug info (DWARF): each kernel a function at its .dsc line, for gdb and perf");
+  c->add_flag("--MD", o->depsMD,
+              "-MD: also write a make dependency file naming every output (-o's name with .d, or -MF)");
+  c->add_flag("--MMD", o->depsMMD, "-MMD: as -MD (a program has no system files to leave out)");
+  c->add_option("--MF", o->depFile, "-MF FILE: the dependency file -MD writes");
+  c->add_option("--MT", o->depTargets, "-MT TARGET: the rule's target instead of the outputs (repeatable)")
+      ->allow_extra_args(false);
+  c->add_flag("--MP", o->depsPhony, "-MP: an empty rule for each dependency but the program");
+  c->add_option("--mcpu", o->cpu,
+                "CPU to generate code for: native (default: this machine's CPU and features; the model may not run "
+                "on older CPUs) or an LLVM CPU name for a portable build, e.g. x86-64-v2, x86-64-v3 (AVX2)");
   c->add_option("--vector-width", o->vectorWidth,
                 "elements per block of vector kernel versions (default 8 on the CPU; on the GPU 16 bytes over each "
                 "kernel's widest element: 4 f32, 8 f16; 1: none)");
@@ -371,7 +426,10 @@ Command addCompileCommand(CLI::App& app) {
                 "GPU reduction schedules: WARP,BLOCK,TILE[,SPLIT,ROWS,CHUNK] = the shortest row a warp reduces, the "
                 "shortest a block reduces, the fewest rows a column tile sums, the shortest row split over blocks "
                 "when at most ROWS rows, in CHUNK elements (default 32,1024,64,8192,64,2048)");
-  c->add_option("--runtime-dir", o->runtimeDir, "folder of libdscc_runtime.so to link against");
+  c->add_option("--runtime-dir", o->runtimeDir,
+                "folder of libdscc_runtime.so to link against and record in the RUNPATH; a '$ORIGIN/...' folder is "
+                "recorded as given (the model finds the runtime relative to itself) and the runtime beside dscc is "
+                "linked");
   c->add_option("--tuning", o->tuning, "a dscc-tune file: vector width and parallel chunk per size range (docs/tuning.md)");
   addImportOptions(c, o->onnx);
   return {c, [o] { return cmdCompile(*o); }};

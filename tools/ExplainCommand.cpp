@@ -6,6 +6,8 @@
 #include "codegen/GpuKernels.h"
 #include "codegen/LibraryPlan.h"
 #include "tools/Commands.h"
+#include "tools/DimArgs.h"
+#include "tools/ToolMain.h"
 #include "tools/Frontend.h"
 
 namespace dscc::tools {
@@ -40,24 +42,15 @@ int cmdExplain(const ExplainOpts& o) {
   if (!o.tuning.empty()) {
     if (gpu) {
       std::cerr << "dscc: error: --tuning applies to the cpu target only\n";
-      return 1;
+      return kUsageError;
     }
     if (!applyTuning(*fe, o.tuning, o.file, o.func, popts, tunedPlans, std::cerr)) return 1;
   }
   const Function& f = *fe->func;
   DimBindings env;
-  for (const std::string& d : o.dims) {
-    size_t eq = d.find('=');
-    int64_t v = -1;
-    try {
-      if (eq != std::string::npos && eq > 0) v = std::stoll(d.substr(eq + 1));
-    } catch (...) {
-    }
-    if (v < 0) {
-      std::cerr << "dscc: error: bad --dim '" << d << "' (expected NAME=N with N >= 0)\n";
-      return 1;
-    }
-    env[d.substr(0, eq)] = v;
+  if (std::string err; !parseDimArgs(o.dims, f, env, err)) {
+    std::cerr << "dscc: error: " << err << "\n";
+    return kUsageError;
   }
   std::set<std::string> needed;
   for (const auto& a : f.args)
@@ -65,7 +58,7 @@ int cmdExplain(const ExplainOpts& o) {
   for (const std::string& s : needed)
     if (!env.count(s)) {
       std::cerr << "dscc: error: give a size for every symbol: --dim " << s << "=N is missing\n";
-      return 1;
+      return kUsageError;
     }
   for (const Fact& fact : f.facts) {
     std::string why;

@@ -28,8 +28,12 @@
 #include "runtime/dscc_cuda.h"
 #include "runtime/dscc_runtime.h"
 #include "tools/Commands.h"
+#include "tools/DimArgs.h"
+#include "tools/ToolMain.h"
 
 using namespace dscc;
+using dscc::tools::kUsageError;
+using dscc::tools::parseDimArgs;
 
 namespace {
 
@@ -78,27 +82,13 @@ void error(const std::string& msg) { std::cerr << "dscc: error: " << msg << "\n"
 // Builds one tensor per argument of `f`, in order: the -i files, then random
 // data sized by --dim and by the dims of the given files. Shared by the
 // interpreter and the compiled-model paths so both see identical inputs.
-bool prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inputs) {
+// Returns 0, 1 (an input cannot be read or sized) or 2 (a usage error: a bad --dim or -i).
+int prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inputs) {
   DimBindings env;
-  for (const auto& d : o.dims) {
-    size_t eq = d.find('=');
-    std::string name = d.substr(0, eq);
-    int64_t v = 0;
-    bool good = eq != std::string::npos && eq > 0;
-    if (good) {
-      try {
-        size_t used = 0;
-        v = std::stoll(d.substr(eq + 1), &used);
-        good = used == d.size() - eq - 1 && v >= 0;
-      } catch (...) {
-        good = false;
-      }
-    }
-    if (!good) {
-      error("bad --dim '" + d + "' (expected NAME=N with N >= 0)");
-      return false;
-    }
-    env[name] = v;
+  std::string dimErr;
+  if (!parseDimArgs(o.dims, f, env, dimErr)) {
+    error(dimErr);
+    return kUsageError;
   }
   std::string err;
   std::vector<std::optional<Tensor>> given(f.args.size());
@@ -106,7 +96,7 @@ bool prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inp
     size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0) {
       error("bad -i '" + spec + "' (expected NAME=FILE.npy)");
-      return false;
+      return kUsageError;
     }
     std::string name = spec.substr(0, eq);
     if (!name.empty() && name[0] == '%') name = name.substr(1);
@@ -114,12 +104,12 @@ bool prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inp
     while (k < f.args.size() && f.args[k]->name != name) ++k;
     if (k == f.args.size()) {
       error("'@" + f.name + "' has no argument '%" + name + "'");
-      return false;
+      return 1;
     }
     auto t = readNpy(spec.substr(eq + 1), &err);
     if (!t) {
       error(err);
-      return false;
+      return 1;
     }
     // Sizes of plain-symbol dims seed the random inputs' shapes.
     const Type& ty = f.args[k]->type;
@@ -138,7 +128,7 @@ bool prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inp
     const Value& a = *f.args[k];
     if (!o.random) {
       error("missing input %" + a.name + " (give -i " + a.name + "=FILE.npy, or --random with --dim for its sizes)");
-      return false;
+      return 1;
     }
     std::vector<int64_t> shape;
     for (const auto& d : a.type.dims) {
@@ -147,7 +137,7 @@ bool prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inp
       if (!v || *v < 0) {
         error("cannot size random input %" + a.name + " " + a.type.str() + ": " +
               (v ? "dim " + d.str() + " is negative" : why) + " (pass --dim)");
-        return false;
+        return 1;
       }
       shape.push_back(*v);
     }
@@ -155,7 +145,7 @@ bool prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inp
     fillRandom(t, rng);
     inputs.push_back(std::move(t));
   }
-  return true;
+  return 0;
 }
 
 // The file of output `i` in `-o DIR`: its result name (an imported model's
@@ -286,7 +276,7 @@ int runInterpreted(const RunOpts& given) {
   RunOpts o = given;
   if (o.threads != 0 || o.check || o.bench != 0) {
     error("--threads, --check and --bench apply to compiled models (.so from `dscc compile`), not to " + o.file);
-    return 1;
+    return kUsageError;
   }
   SourceMgr sm;
   DiagEngine diags(sm, std::cerr);
@@ -315,7 +305,7 @@ int runInterpreted(const RunOpts& given) {
   }
   if (!f) return 1;
   std::vector<Tensor> inputs, outputs;
-  if (!prepareInputs(*f, o, inputs)) return 1;
+  if (int rc = prepareInputs(*f, o, inputs)) return rc;
   auto t0 = std::chrono::steady_clock::now();
   bool ok = interpret(*f, inputs, outputs, diags);
   auto t1 = std::chrono::steady_clock::now();
@@ -554,7 +544,7 @@ int runCompiled(const RunOpts& o) {
                              sourceDir ? sourceDir : "", embedded);
   if (!f) return 1;
   std::vector<Tensor> inputs;
-  if (!prepareInputs(*f, o, inputs)) return 1;
+  if (int rc = prepareInputs(*f, o, inputs)) return rc;
 
   ContextHolder ctx;
   ctx.ctx = dscc_context_create(o.threads);
@@ -654,20 +644,20 @@ bool isSharedLibrary(const std::string& path) {
 int cmdRun(const RunOpts& o) {
   if (o.threads < 0) {
     error("--threads must be >= 0 (0: one per hardware thread)");
-    return 1;
+    return kUsageError;
   }
   if (o.bench < 0) {
     error("--bench must be >= 0");
-    return 1;
+    return kUsageError;
   }
   if (std::isnan(o.atol) || std::isnan(o.rtol) || (o.atolSet && o.atol < 0) || (o.rtolSet && o.rtol < 0)) {
     error("--atol and --rtol must be >= 0");
-    return 1;
+    return kUsageError;
   }
   // The targets of codegen::parseCudaTarget and the CPU (spelled out: dscc-run links no codegen).
   if (!o.target.empty() && o.target != "cpu" && o.target != "cuda:sm_80" && o.target != "cuda:sm_90") {
     error("unknown target '" + o.target + "' (expected cpu, cuda:sm_80 or cuda:sm_90)");
-    return 1;
+    return kUsageError;
   }
   if (isSharedLibrary(o.file)) return runCompiled(o);
 #ifndef DSCC_RUNTIME_ONLY
@@ -695,7 +685,9 @@ Command addRunCommand(CLI::App& app) {
       "`dscc compile`)");
   run->add_option("file", o->file, "the .dsc program or compiled model .so")->required();
   run->add_option("-i,--input", o->inputs, "NAME=FILE.npy: an input (repeatable)")->allow_extra_args(false);
-  run->add_flag("--random", o->random, "fill inputs not given with -i with random data");
+  run->add_flag("--random", o->random,
+                "fill inputs not given with -i with random data: floats uniform in [-1, 1), integers 0 to 3, i1 0 or 1 "
+                "(docs/compile.md)");
   run->add_option("--seed", o->seed, "seed for --random (default 0)");
   run->add_option("--dim", o->dims, "SYMBOL=N: a size for --random inputs (repeatable)")->allow_extra_args(false);
   run->add_option("-o,--output-dir", o->outDir, "write each output as DIR/NAME.npy (its result name, an ONNX model's output name) or DIR/outK.npy");

@@ -10,6 +10,7 @@
 #include "passes/DefaultPipeline.h"
 #include "passes/Fuse.h"
 #include "passes/Pipeline.h"
+#include "tools/ToolMain.h"
 
 using namespace dscc;
 
@@ -66,7 +67,9 @@ int main(int argc, char** argv) {
   app.add_flag("--print-kernel-count", kernelCount, "after the passes, print the kernels of each function");
   app.add_flag("--stats", opts.stats, "print pass counters (solver queries, cache hits, Z3 time)");
   app.add_option("--solver-timeout-ms", opts.solverTimeoutMs, "time limit of each Z3 check (default 250)");
-  CLI11_PARSE(app, argc, argv);
+  tools::addVersionFlag(app, "dscc-opt");
+  std::vector<std::string> args = tools::reversedArgs(argc, argv);
+  if (int rc = tools::parseCommandLine(app, "dscc-opt", args); rc >= 0) return rc;
 
   if (listPasses) {
     for (const auto& p : allPasses()) std::cout << p.name << "  " << p.summary << "\n";

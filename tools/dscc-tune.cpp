@@ -13,6 +13,7 @@
 
 #include "tools/Commands.h"
 #include "tools/Frontend.h"
+#include "tools/ToolMain.h"
 #include "tuner/ShapeDistribution.h"
 #include "tuner/Tuner.h"
 #include "tuner/TuningTable.h"
@@ -92,11 +93,9 @@ int runMerge(int argc, char** argv) {
   std::string output;
   app.add_option("files", inputs, "tuning files to merge")->required();
   app.add_option("-o", output, "the merged tuning file")->required();
-  try {
-    app.parse(argc - 1, argv + 1);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  tools::addVersionFlag(app, "dscc-tune");
+  std::vector<std::string> args = tools::reversedArgs(argc - 1, argv + 1);
+  if (int rc = tools::parseCommandLine(app, "dscc-tune", args); rc >= 0) return rc;
   std::vector<tuner::TuningFile> files;
   for (const std::string& f : inputs) {
     tuner::TuningFile t;
@@ -134,7 +133,7 @@ int main(int argc, char** argv) {
   app.add_option("model", file, "the .dsc program or .onnx model")->required();
   auto onnx = std::make_shared<frontend::ImportOptions>();
   tools::addImportOptions(&app, onnx);
-  app.add_option("--shapes", shapes, "the shape distribution (YAML, spec/shapes.md)")->required();
+  app.add_option("--shapes", shapes, "the shape distribution (YAML, docs/tuning.md)")->required();
   app.add_option("-o", output, "the tuning file to write");
   app.add_option("--budget", budget, "measuring time: 30s, 5m, 1h (default 5m)");
   app.add_option("--max-versions", maxVersions, "at most this many ranges per kernel (default 3)");
@@ -146,11 +145,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-mib", maxMiB, "skip sizes whose buffers exceed this many MiB (default 4096)");
   app.add_flag("--fake-timer", fakeTimer, "a deterministic cost model instead of running kernels (for tests)");
   app.add_flag("--list-points", listPoints, "print the distribution's points (merged, with weights) and exit");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  tools::addVersionFlag(app, "dscc-tune");
+  std::vector<std::string> args = tools::reversedArgs(argc, argv);
+  if (int rc = tools::parseCommandLine(app, "dscc-tune", args); rc >= 0) return rc;
   tuner::TuneOptions opts;
   if (!parseBudget(budget, opts.budgetSeconds)) {
     std::cerr << "dscc-tune: error: bad --budget '" << budget << "' (expected e.g. 30s, 5m, 1h)\n";

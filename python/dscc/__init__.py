@@ -1,0 +1,126 @@
+"""dscc: call compiled tensor models (``dscc compile`` output) from Python with NumPy arrays.
+
+    import numpy as np, dscc
+    model = dscc.Model("bert_layer.so", context=dscc.Context(threads=4))
+    out = model(x=np.zeros((2, 16, 768), np.float32), mask=...)   # inputs by name (or in order)
+    out["y"]                                                     # outputs by name, as NumPy arrays
+
+Inputs go in without a copy when they are C-contiguous NumPy arrays of the
+declared dtype (others are made contiguous first; a wrong dtype is an error,
+never a silent cast); objects with ``__dlpack__`` are taken through
+``numpy.from_dlpack``. Outputs are NumPy arrays over the memory the runtime
+allocated (no copy). Every failing status raises a ``dscc.Error`` subclass
+carrying the runtime's message. Calls release the GIL: threads may call one
+model (and one context) at once. docs/python.md has the details.
+"""
+import numpy as _np
+
+from ._dscc import (Context, Error, FactViolatedError, InternalError, InvalidArgumentError, OutOfMemoryError,
+                    ShapeMismatchError, TensorSpec, UnavailableError, abi_version)
+from ._dscc import Model as _NativeModel
+
+__all__ = ["Model", "Context", "TensorSpec", "Error", "InvalidArgumentError", "ShapeMismatchError",
+           "FactViolatedError", "OutOfMemoryError", "InternalError", "UnavailableError", "abi_version",
+           "__version__"]
+__version__ = "0.1.0"
+
+_default_context = None
+
+
+def default_context():
+    """The context models use when given none: one thread per hardware thread, created on first use."""
+    global _default_context
+    if _default_context is None:
+        _default_context = Context(0)
+    return _default_context
+
+
+def _as_array(value, spec):
+    if isinstance(value, _np.ndarray):
+        return value
+    if hasattr(value, "__dlpack__"):
+        return _np.from_dlpack(value)
+    # Python scalars and nested lists: in the declared dtype (there is no array dtype to keep).
+    return _np.asarray(value, dtype=spec.dtype)
+
+
+class Model:
+    """A compiled model (.so) loaded into this process.
+
+    ``inputs`` and ``outputs`` list the program's arguments and results
+    (``TensorSpec``: name, type, dtype, rank, dims). Calling the model returns
+    a dict of outputs by name, in the program's order.
+    """
+
+    def __init__(self, path, context=None):
+        self._native = _NativeModel(str(path))
+        self.context = context
+
+    @property
+    def inputs(self):
+        return self._native.inputs
+
+    @property
+    def outputs(self):
+        return self._native.outputs
+
+    @property
+    def entry(self):
+        """The IR name of the compiled function."""
+        return self._native.entry
+
+    @property
+    def target(self):
+        return self._native.target
+
+    @property
+    def source(self):
+        """The program text the model was compiled from."""
+        return self._native.source
+
+    def __repr__(self):
+        ins = ", ".join(f"%{s.name}: {s.type}" for s in self.inputs)
+        outs = ", ".join(s.type for s in self.outputs)
+        return f"dscc.Model({self._native.path!r}: @{self.entry}({ins}) -> {outs})"
+
+    def run(self, *args, context=None, out=None, **kwargs):
+        """Runs the model: inputs in order (positional) or by name (keywords), not both for one input.
+
+        Returns ``{name: numpy.ndarray}`` in the order of the program's results. ``out``: arrays to write the
+        outputs into instead (a dict by name or a sequence in order; each C-contiguous, writable, of the exact
+        dtype and shape the model computes, else ShapeMismatchError); they are returned.
+        """
+        specs = self.inputs
+        if len(args) > len(specs):
+            raise InvalidArgumentError(f"@{self.entry} takes {len(specs)} inputs, got {len(args)} positional")
+        values = list(args) + [None] * (len(specs) - len(args))
+        names = [s.name for s in specs]
+        for name, v in kwargs.items():
+            key = name[1:] if name.startswith("%") else name
+            if key not in names:
+                raise InvalidArgumentError(f"@{self.entry} has no input '{name}' (its inputs: {', '.join(names)})")
+            k = names.index(key)
+            if k < len(args):
+                raise InvalidArgumentError(f"input '{key}' given both by position and by name")
+            values[k] = v
+        missing = [names[k] for k, v in enumerate(values) if v is None]
+        if missing:
+            raise InvalidArgumentError(f"@{self.entry}: missing input(s) {', '.join(missing)}")
+        arrays = [_as_array(v, s) for v, s in zip(values, specs)]
+        ctx = context or self.context or default_context()
+        if isinstance(out, dict):
+            unknown = [k for k in out if k not in [s.name for s in self.outputs]]
+            if unknown or len(out) != len(self.outputs):
+                raise InvalidArgumentError(f"out= must name every output of @{self.entry} "
+                                           f"({', '.join(s.name for s in self.outputs)}), got {', '.join(out)}")
+            out = [out[s.name] for s in self.outputs]
+        outs = self._native.call(arrays, ctx, None if out is None else list(out))
+        return {s.name: a for s, a in zip(self.outputs, outs)}
+
+    __call__ = run
+
+
+def compile(*args):
+    """Runs ``dscc compile ARGS...`` (the dscc beside this module); returns its exit status."""
+    from .__main__ import run_cli
+    return run_cli(["compile", *map(str, args)])
