@@ -19,6 +19,7 @@
 #include "ir/Interpreter.h"
 #include "ir/Npy.h"
 #include "ir/Parser.h"
+#include "ir/Sizes.h"
 #ifndef DSCC_RUNTIME_ONLY
 #include "frontend/OnnxImporter.h"
 #include "passes/Pipeline.h"
@@ -76,7 +77,11 @@ void error(const std::string& msg) { std::cerr << "dscc: error: " << msg << "\n"
 // Builds one tensor per argument of `f`, in order: the -i files, then random
 // data sized by --dim and by the dims of the given files. Shared by the
 // interpreter and the compiled-model paths so both see identical inputs.
-bool prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inputs) {
+// Sizes are checked (at the argument) before any random input is allocated;
+// with `checkFacts` so are the shapes and facts, as the interpreter would
+// (a compiled model makes its own checks, which its tests exercise).
+bool prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inputs, DiagEngine& diags,
+                   bool checkFacts) {
   DimBindings env;
   for (const auto& d : o.dims) {
     size_t eq = d.find('=');
@@ -128,9 +133,12 @@ bool prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inp
   }
   std::mt19937_64 rng(o.seed);
   inputs.clear();
+  // Every shape is known, checked against the facts and sized before any
+  // random input is allocated.
+  std::vector<std::vector<int64_t>> shapes(f.args.size());
   for (size_t k = 0; k < f.args.size(); ++k) {
     if (given[k]) {
-      inputs.push_back(std::move(*given[k]));
+      shapes[k] = given[k]->shape;
       continue;
     }
     const Value& a = *f.args[k];
@@ -138,20 +146,50 @@ bool prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inp
       error("missing input %" + a.name + " (give -i " + a.name + "=FILE.npy, or --random with --dim for its sizes)");
       return false;
     }
-    std::vector<int64_t> shape;
+    std::vector<int64_t>& shape = shapes[k];
     for (const auto& d : a.type.dims) {
       std::string why;
       auto v = d.evaluate(env, &why);
       if (!v || *v < 0) {
-        error("cannot size random input %" + a.name + " " + a.type.str() + ": " +
-              (v ? "dim " + d.str() + " is negative" : why) + " (pass --dim)");
+        diags.error(a.loc, "cannot size random input %" + a.name + " " + a.type.str() + ": " +
+                               (v ? "dim " + d.str() + " is negative" : why) + " (pass --dim)");
         return false;
       }
       shape.push_back(*v);
     }
-    Tensor t = Tensor::zeros(a.type.dtype, shape);
-    fillRandom(t, rng);
-    inputs.push_back(std::move(t));
+  }
+  if (checkFacts) {
+    DimBindings bound;
+    if (!bindSymbols(f, shapes, bound, diags)) return false;
+  }
+  int64_t held = 0;
+  for (size_t k = 0; k < f.args.size(); ++k) {
+    const Value& a = *f.args[k];
+    if (given[k]) {
+      held += int64_t(given[k]->bytes.size());
+      continue;
+    }
+    std::string why = sizeProblem(shapes[k], int64_t(dtypeSize(a.type.dtype)), memoryLimit() - held);
+    if (!why.empty()) {
+      diags.error(a.loc, "cannot allocate random input %" + a.name + " " + a.type.str() + ": " + why);
+      return false;
+    }
+    held += *checkedNumel(shapes[k]) * int64_t(dtypeSize(a.type.dtype));
+  }
+  for (size_t k = 0; k < f.args.size(); ++k) {
+    if (given[k]) {
+      inputs.push_back(std::move(*given[k]));
+      continue;
+    }
+    const Value& a = *f.args[k];
+    try {
+      Tensor t = Tensor::zeros(a.type.dtype, shapes[k]);
+      fillRandom(t, rng);
+      inputs.push_back(std::move(t));
+    } catch (const TensorSizeError& e) {
+      diags.error(a.loc, "cannot allocate random input %" + a.name + ": " + e.what());
+      return false;
+    }
   }
   return true;
 }
@@ -258,7 +296,7 @@ int runInterpreted(const RunOpts& given) {
   }
   if (!f) return 1;
   std::vector<Tensor> inputs, outputs;
-  if (!prepareInputs(*f, o, inputs)) return 1;
+  if (!prepareInputs(*f, o, inputs, diags, true)) return 1;
   auto t0 = std::chrono::steady_clock::now();
   bool ok = interpret(*f, inputs, outputs, diags);
   auto t1 = std::chrono::steady_clock::now();
@@ -496,7 +534,7 @@ int runCompiled(const RunOpts& o) {
                              sourceDir ? sourceDir : "");
   if (!f) return 1;
   std::vector<Tensor> inputs;
-  if (!prepareInputs(*f, o, inputs)) return 1;
+  if (!prepareInputs(*f, o, inputs, diags, false)) return 1;
 
   ContextHolder ctx;
   ctx.ctx = dscc_context_create(o.threads);
@@ -654,6 +692,10 @@ Command addRunCommand(CLI::App& app) {
   run->add_option("--target", o->target,
                   "cpu, cuda:sm_80 or cuda:sm_90: a .dsc program is compiled for it (as `dscc compile`) and run "
                   "compiled; a .so must have been compiled for it");
+  run->add_option_function<int64_t>("--max-memory", [](int64_t v) { setMemoryLimit(v); },
+                                    "bytes the interpreter and the inputs may hold at once (default 2^40; "
+                                    "docs/limits.md)")
+      ->check(CLI::PositiveNumber);
   run->add_option("--bench", o->bench, "compiled models: after the first (warm-up) call, time N more calls and "
                                        "print median/min/max ms");
 #ifndef DSCC_RUNTIME_ONLY
