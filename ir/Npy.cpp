@@ -406,10 +406,15 @@ std::optional<Tensor> readNpy(const std::string& path, std::string* err) {
                         std::to_string(kMaxHeaderLen));
     return std::nullopt;
   }
+  // The preamble read may have taken bytes past a short header (v1: 10
+  // bytes of preamble, 12 read): read the header again from its start
+  // (found by fuzz_npy: a 1-byte header overflowed the copy).
   std::string headerBuf(headerLen, '\0');
-  std::memcpy(headerBuf.data(), pre + preamble, preLen - preamble);
-  if (!readExactly(f.get(), reinterpret_cast<uint8_t*>(headerBuf.data()) + (preLen - preamble),
-                   headerLen - (preLen - preamble), path, err))
+  if (std::fseek(f.get(), long(preamble), SEEK_SET) != 0) {
+    fail(err, path, "cannot seek to the .npy header");
+    return std::nullopt;
+  }
+  if (!readExactly(f.get(), reinterpret_cast<uint8_t*>(headerBuf.data()), headerLen, path, err))
     return std::nullopt;
   std::string_view header(headerBuf);
 

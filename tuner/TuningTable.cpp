@@ -398,14 +398,15 @@ bool readTuning(const std::string& file, TuningFile& out, std::string& err) {
   try {
     YAML::Node root = YAML::Load(text);
     if (!root.IsMap()) bad(root, "a tuning file must be a map, not " + std::string(root.IsNull() ? "empty" : "this"));
-    strictKeys(root, {"version", "compiler", "target", "device", "func", "source", "shapes", "max_versions", "shard",
-                      "expected_ns", "kernels"},
-               "the file");
     YAML::Node v = need(root, "version", "the file");
     out.version = static_cast<int>(integer(v, "version"));
     if (out.version != kTuningSchemaVersion)
       bad(v, "tuning schema version " + std::to_string(out.version) + " is not supported (this dscc reads version " +
                  std::to_string(kTuningSchemaVersion) + ")");
+    // After the version: a file that is not a tuning file at all says so.
+    strictKeys(root, {"version", "compiler", "target", "device", "func", "source", "shapes", "max_versions", "shard",
+                      "expected_ns", "kernels"},
+               "the file");
     out.compiler = str(need(root, "compiler", "the file"), "compiler");
     out.target = str(need(root, "target", "the file"), "target");
     out.device = str(need(root, "device", "the file"), "device");
