@@ -31,7 +31,8 @@ llvm::FunctionCallee HostEmitter::declare(const char* name, llvm::Type* ret, std
 void HostEmitter::declareRuntime() {
   auto* p = ptrTy();
   setError_ = declare("dscc_set_error", i32(), {p, i32(), p}, true);
-  checkInput_ = declare("dscc_check_input", i32(), {p, p, i32(), i32(), i32()});
+  // The named check: its messages say which argument (%x) is wrong.
+  checkInput_ = declare("dscc_check_input_named", i32(), {p, p, i32(), p, i32(), i32()});
   prepareOutput_ = declare("dscc_prepare_output", i32(), {p, p, i32(), i32(), i32(), p});
   alloc_ = declare("dscc_alloc", p, {p, i64()});
   free_ = declare("dscc_free", b_.getVoidTy(), {p, p});
@@ -148,6 +149,8 @@ std::string HostEmitter::emitHost() {
   for (size_t i = 0; i < nOutputs; ++i)
     b_.CreateStore(b_.getInt8(0), b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), allocated_, i));
 
+  // A NULL context would reach the thread pool and the arena: refused first.
+  require(b_.CreateIsNotNull(ctxArg_), kInvalidArgument, escape(fname) + ": ctx is NULL");
   require(b_.CreateICmpEQ(nIn, b_.getInt32(f_.args.size())), kInvalidArgument,
           escape(fname) + ": expected " + std::to_string(f_.args.size()) + " inputs, got %d", {nIn});
   require(b_.CreateICmpEQ(nOut, b_.getInt32(nOutputs)), kInvalidArgument,
@@ -163,7 +166,7 @@ std::string HostEmitter::emitHost() {
   for (size_t i = 0; i < f_.args.size(); ++i) {
     const Value& a = *f_.args[i];
     llvm::Value* t = b_.CreateConstInBoundsGEP1_64(tensorTy_, inputs, i);
-    checked(checkInput_, {ctxArg_, t, b_.getInt32(i), b_.getInt32(static_cast<int>(a.type.dtype)),
+    checked(checkInput_, {ctxArg_, t, b_.getInt32(i), str("%" + a.name), b_.getInt32(static_cast<int>(a.type.dtype)),
                           b_.getInt32(a.type.rank())});
     inData[i] = b_.CreateLoad(ptrTy(), b_.CreateStructGEP(tensorTy_, t, 0), "in." + a.name);
     llvm::Value* dimsPtr = b_.CreateLoad(ptrTy(), b_.CreateStructGEP(tensorTy_, t, 1));
@@ -264,6 +267,11 @@ std::string HostEmitter::emitHost() {
     if (gpu_) prepareDeviceOutput(outputs, i);
     else prepareHostOutput(outputs, i);
   }
+  // Caller buffers that overlap an input or each other would be read after
+  // being written: refused before any kernel runs.
+  if (nOutputs)
+    checked(declare("dscc_check_no_alias", i32(), {ptrTy(), ptrTy(), i32(), ptrTy(), i32()}),
+            {ctxArg_, f_.args.empty() ? llvm::ConstantPointerNull::get(b_.getPtrTy()) : inputs, nIn, outputs, nOut});
   emitArena();
 
   for (const auto& op : f_.ops)

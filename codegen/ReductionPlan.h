@@ -50,9 +50,21 @@ struct Plan {
     Frame f = it == frame.end() ? Frame::Any : it->second;
     return f == Frame::Any ? (ctx == Frame::Any ? Frame::Full : ctx) : f;
   }
+  // Memos of elem and check by (value, frame): a value read twice (`mul %v,
+  // %v`) made both walks exponential in the kernel's depth (docs/hardening.md).
+  mutable std::map<std::pair<const Value*, Frame>, bool> elemMemo;
+  std::set<std::pair<const Value*, Frame>> checkedOk;
+
   // True when `v`, read in frame `f`, varies along the reduced dims.
   bool elem(const Value* v, Frame f) const {
     f = frameOf(v, f);
+    auto key = std::make_pair(v, f);
+    if (auto it = elemMemo.find(key); it != elemMemo.end()) return it->second;
+    bool r = elemUncached(v, f);
+    elemMemo[key] = r;
+    return r;
+  }
+  bool elemUncached(const Value* v, Frame f) const {
     if (inputIndex.count(v)) {
       if (f == Frame::Rows) return false;
       size_t lead = space.size() - v->type.rank();
@@ -71,6 +83,12 @@ struct Plan {
   // Checks ranks against the frames and records which inputs are read where.
   std::string check(const Value* v, Frame f) {
     f = frameOf(v, f);
+    if (checkedOk.count({v, f})) return "";
+    std::string e = checkUncached(v, f);
+    if (e.empty()) checkedOk.insert({v, f});
+    return e;
+  }
+  std::string checkUncached(const Value* v, Frame f) {
     if (v->type.rank() > dims(f).size())
       return err("%" + v->name + " of type " + v->type.str() + " has a higher rank than the " + kindName +
                  " kernel's space");

@@ -1,6 +1,7 @@
 // Diagnostic printing and --verify-diagnostics matching.
 #include "ir/Diagnostics.h"
 
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -12,15 +13,40 @@ int SourceMgr::addBuffer(std::string name, std::string text) {
   return static_cast<int>(bufs_.size()) - 1;
 }
 
-int SourceMgr::addFile(const std::string& path, std::string* err) {
+bool readRegularFile(const std::string& path, std::string& out, std::string* err, uintmax_t limit) {
+  // Only a regular file of bounded size: /dev/zero or a FIFO would be read
+  // forever, and a multi-gigabyte text is not one of ours.
+  std::error_code ec;
+  auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) {
+    if (err) *err = "cannot open '" + path + "'";
+    return false;
+  }
+  if (!std::filesystem::is_regular_file(st)) {
+    if (err) *err = "cannot read '" + path + "': not a regular file";
+    return false;
+  }
+  uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > limit) {
+    if (err) *err = "cannot read '" + path + "': " + std::to_string(size) + " bytes, over the limit of " +
+                    std::to_string(limit);
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (err) *err = "cannot open '" + path + "'";
-    return -1;
+    return false;
   }
   std::stringstream ss;
   ss << in.rdbuf();
-  return addBuffer(path, ss.str());
+  out = ss.str();
+  return true;
+}
+
+int SourceMgr::addFile(const std::string& path, std::string* err) {
+  std::string text;
+  if (!readRegularFile(path, text, err)) return -1;
+  return addBuffer(path, std::move(text));
 }
 
 std::string SourceMgr::lineText(int id, int line) const {

@@ -1,6 +1,7 @@
 // Source buffers, locations and the diagnostic engine (`file:line:col: error: ...`).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -16,6 +17,12 @@ struct Location {
   int col = 0;
   bool valid() const { return file >= 0; }
 };
+
+/// Reads the regular file `path` into `out`. A device, FIFO or directory
+/// (which could be read forever) or a file over `limit` bytes is refused with
+/// `err` set ("cannot read 'x': not a regular file").
+bool readRegularFile(const std::string& path, std::string& out, std::string* err,
+                     uintmax_t limit = uintmax_t(1) << 30);
 
 /// Owns the text of every source file read, so diagnostics can quote lines.
 class SourceMgr {

@@ -2,6 +2,7 @@
 #include "ir/DimExpr.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace dscc {
 namespace {
@@ -349,6 +350,10 @@ std::optional<int64_t> evalAtom(const DimAtom& a, const DimBindings& env, std::s
   auto y = a.args[1].evaluate(env, err);
   if (!x || !y) return std::nullopt;
   int64_t p = *x, q = *y;
+  // INT64_MIN / -1 does not fit, and ceil-division negates its dividend.
+  if (p == std::numeric_limits<int64_t>::min() && a.kind != DimAtomKind::Min &&
+      a.kind != DimAtomKind::Max && a.kind != DimAtomKind::Bcast)
+    return fail(a.text + " overflows 64-bit integers");
   switch (a.kind) {
     case DimAtomKind::Div:
       if (q == 0) return fail("division by zero in " + a.text);
@@ -379,15 +384,28 @@ std::optional<int64_t> evalAtom(const DimAtom& a, const DimBindings& env, std::s
 }  // namespace
 
 std::optional<int64_t> DimExpr::evaluate(const DimBindings& env, std::string* err) const {
+  // Checked: a wrapped value here would size a tensor or pass a guard wrongly.
+  auto overflow = [&]() -> std::optional<int64_t> {
+    if (err && err->empty()) {
+      std::string vals;
+      std::set<std::string> syms;
+      collectSymbols(syms);
+      for (const auto& s : syms)
+        if (auto it = env.find(s); it != env.end())
+          vals += (vals.empty() ? "" : ", ") + s + " = " + std::to_string(it->second);
+      *err = str() + " overflows 64-bit integers" + (vals.empty() ? "" : " (" + vals + ")");
+    }
+    return std::nullopt;
+  };
   int64_t sum = 0;
   for (const auto& t : terms_) {
     int64_t prod = t.coeff;
     for (const auto& a : t.atoms) {
       auto v = evalAtom(*a, env, err);
       if (!v) return std::nullopt;
-      prod *= *v;
+      if (__builtin_mul_overflow(prod, *v, &prod)) return overflow();
     }
-    sum += prod;
+    if (__builtin_add_overflow(sum, prod, &sum)) return overflow();
   }
   return sum;
 }

@@ -1,19 +1,19 @@
 // The reference interpreter's driver: symbol binding, fact and shape checks, op dispatch.
 #include "ir/Interpreter.h"
 
+#include <limits>
 #include <map>
+#include <new>
 #include <set>
+#include <stdexcept>
 
 #include "ir/InterpInternal.h"
+#include "ir/Sizes.h"
 
 namespace dscc {
 namespace interp {
 
-int64_t numelOf(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
+int64_t numelOf(const Shape& s) { return checkedNumel(s).value_or(-1); }
 
 Shape stridesOf(const Shape& s) {
   Shape st(s.size(), 1);
@@ -123,8 +123,15 @@ DimFit fitDim(const DimExpr& d, int64_t actual, DimBindings& env, std::optional<
     if (err) *err = e;
     return DimFit::Error;
   }
-  int64_t coef = *r1 - *r0, num = actual - *r0;
-  if (coef == 0 || num % coef != 0 || num / coef < 0) return DimFit::Mismatch;
+  auto coefC = checkedSub(*r1, *r0), numC = checkedSub(actual, *r0);
+  if (!coefC || !numC) {
+    if (err) *err = d.str() + " overflows 64-bit integers";
+    return DimFit::Error;
+  }
+  int64_t coef = *coefC, num = *numC;
+  if (coef == 0 || (coef == -1 && num == std::numeric_limits<int64_t>::min()) || num % coef != 0 ||
+      num / coef < 0)
+    return DimFit::Mismatch;
   env[x] = num / coef;
   value = actual;
   return DimFit::Ok;
@@ -312,7 +319,7 @@ bool dispatch(OpCtx& c, std::vector<Tensor>& out) {
 // results to the yielded values.
 bool runOps(const Function& f, const std::vector<std::unique_ptr<Operation>>& ops,
             std::map<const Value*, Tensor>& vals, DimBindings& env, std::vector<bool>& factChecked,
-            DiagEngine& diags) {
+            DiagEngine& diags, int64_t& liveBytes) {
   for (const auto& opPtr : ops) {
     const Operation& op = *opPtr;
     OpCtx ctx{op, {}, env, diags};
@@ -323,10 +330,41 @@ bool runOps(const Function& f, const std::vector<std::unique_ptr<Operation>>& op
     }
     std::vector<Tensor> res;
     if (op.kind == OpKind::Fusion) {
-      if (!runOps(f, op.body, vals, env, factChecked, diags)) return false;
+      if (!runOps(f, op.body, vals, env, factChecked, diags, liveBytes)) return false;
       for (const Value* y : op.yields) res.push_back(vals.at(y));
-    } else if (!dispatch(ctx, res)) {
-      return false;
+    } else {
+      // Sizes first: a result whose declared shape is already known and too
+      // large for the memory left is an error before the kernel allocates it.
+      for (size_t r = 0; r < op.results.size(); ++r) {
+        std::vector<std::optional<int64_t>> known;
+        if (!ctx.typeShape(r, known)) return false;
+        Shape shape;
+        for (const auto& d : known)
+          if (d) shape.push_back(*d);
+        if (shape.size() != known.size()) continue;
+        std::string why = sizeProblem(shape, int64_t(dtypeSize(op.result(r)->type.dtype)), memoryLimit() - liveBytes);
+        if (!why.empty())
+          return ctx.fail("cannot allocate the result of " + ctx.name() + " %" + op.result(r)->name + ": " +
+                          op.result(r)->type.str() + " " + why + (liveBytes ? " (with " + std::to_string(liveBytes) +
+                          " bytes already held)" : ""));
+      }
+      // What is not known in advance (broadcast shapes, gathers) is checked
+      // when Tensor::zeros allocates; an allocation failure anywhere in a
+      // kernel ends the run with an error at the op, never an abort.
+      try {
+        if (!dispatch(ctx, res)) return false;
+      } catch (const TensorSizeError& e) {
+        return ctx.fail("cannot allocate a tensor for " + ctx.name() + ": " + e.what());
+      } catch (const std::bad_alloc&) {
+        return ctx.fail("out of memory in " + ctx.name());
+      } catch (const std::length_error&) {
+        return ctx.fail("out of memory in " + ctx.name() + " (a buffer size overflows)");
+      }
+      for (const Tensor& t : res) liveBytes += int64_t(t.bytes.size());
+      if (liveBytes > memoryLimit())
+        return ctx.fail("the interpreter holds " + std::to_string(liveBytes) + " bytes after " + ctx.name() +
+                        ", over the memory limit of " + std::to_string(memoryLimit()) +
+                        " bytes (--max-memory raises it)");
     }
     if (res.size() != op.results.size())
       return ctx.fail(ctx.name() + " produced " + std::to_string(res.size()) + " results but declares " +
@@ -454,9 +492,13 @@ bool interpret(const Function& f, const std::vector<Tensor>& inputs, std::vector
   }
 
   std::map<const Value*, Tensor> vals;
-  for (size_t a = 0; a < inputs.size(); ++a) vals[f.args[a].get()] = inputs[a];
+  int64_t liveBytes = 0;  // every value stays alive until the end
+  for (size_t a = 0; a < inputs.size(); ++a) {
+    vals[f.args[a].get()] = inputs[a];
+    liveBytes += int64_t(inputs[a].bytes.size());
+  }
 
-  if (!runOps(f, f.ops, vals, env, factChecked, diags)) return false;
+  if (!runOps(f, f.ops, vals, env, factChecked, diags, liveBytes)) return false;
 
   if (f.returns.size() != f.resultTypes.size()) {
     diags.error(f.returnLoc, "@" + f.name + " returns " + std::to_string(f.returns.size()) +

@@ -6,8 +6,16 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <memory>
+#include <new>
 #include <string_view>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ir/Sizes.h"
 
 namespace dscc {
 
@@ -19,6 +27,9 @@ namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicLen = 6;
+// The largest header read (np.save writes a few hundred bytes; 1 MiB leaves
+// room for any honest writer and bounds a hostile one).
+constexpr uint64_t kMaxHeaderLen = 1 << 20;
 constexpr const char* kSupported = "<f4 <f2 <f8 <i8 <i4 |i1 <i1 |b1 <V2";
 
 /// One Python literal from the header. Tuples and lists keep their items; the
@@ -253,16 +264,55 @@ bool fail(std::string* err, const std::string& path, const std::string& msg) {
   return false;
 }
 
-/// Reads the whole file; files are inputs and constants, small enough to hold.
-bool slurp(const std::string& path, std::vector<uint8_t>& out, std::string* err) {
+/// Opens `path` for reading the header and data by their sizes: only a
+/// regular file qualifies, as /dev/zero, a FIFO or a terminal has no size to
+/// bound the read and would make it run forever. `size` receives its length.
+FilePtr openRegular(const std::string& path, uint64_t& size, std::string* err) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
   errno = 0;
-  FilePtr f(std::fopen(path.c_str(), "rb"));
-  if (!f) return fail(err, path, std::string("cannot open: ") + std::strerror(errno));
-  uint8_t buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) out.insert(out.end(), buf, buf + n);
-  if (std::ferror(f.get())) return fail(err, path, std::string("read error: ") + std::strerror(errno));
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    fail(err, path, std::string("cannot open: ") + std::strerror(errno));
+    return nullptr;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    fail(err, path, "not a regular file (a device, FIFO or directory has no size to read by)");
+    return nullptr;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  FilePtr f(fdopen(fd, "rb"));
+  if (!f) {
+    close(fd);
+    fail(err, path, std::string("cannot open: ") + std::strerror(errno));
+    return nullptr;
+  }
+  size = uint64_t(st.st_size);
+  return f;
+}
+
+bool readExactly(std::FILE* f, uint8_t* out, size_t n, const std::string& path, std::string* err) {
+  if (n && std::fread(out, 1, n, f) != n)
+    return fail(err, path, std::ferror(f) ? std::string("read error: ") + std::strerror(errno)
+                                          : std::string("the file shrank while being read"));
   return true;
+}
+
+/// `s` with bytes outside printable ASCII as \xNN, so a hostile header cannot
+/// put control characters or a NUL into a message.
+std::string printable(std::string_view s) {
+  std::string o;
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7f) {
+      o += char(c);
+    } else {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02x", c);
+      o += b;
+    }
+  }
+  return o;
 }
 
 /// Validates the parsed header dict and extracts dtype and shape.
@@ -285,7 +335,7 @@ bool interpretHeader(const std::string& path, const PyValue& dict, const std::ve
     return fail(err, path, "malformed .npy header: missing key '" + missing + "'");
   }
 
-  std::string descrText = descr->kind == PyValue::Str ? descr->str : std::string(descr->text);
+  std::string descrText = printable(descr->kind == PyValue::Str ? descr->str : std::string(descr->text));
   std::optional<DType> dt = descr->kind == PyValue::Str ? descrToDType(descr->str) : std::nullopt;
   if (!dt)
     return fail(err, path,
@@ -316,18 +366,23 @@ bool interpretHeader(const std::string& path, const PyValue& dict, const std::ve
 }  // namespace
 
 std::optional<Tensor> readNpy(const std::string& path, std::string* err) {
-  std::vector<uint8_t> file;
-  if (!slurp(path, file, err)) return std::nullopt;
+  uint64_t fileSize = 0;
+  FilePtr f = openRegular(path, fileSize, err);
+  if (!f) return std::nullopt;
+  // The preamble: magic, version, header length.
+  uint8_t pre[kMagicLen + 2 + 4];
+  size_t preLen = std::min<uint64_t>(fileSize, sizeof pre);
+  if (!readExactly(f.get(), pre, preLen, path, err)) return std::nullopt;
 
-  if (file.size() < kMagicLen || std::memcmp(file.data(), kMagic, kMagicLen) != 0) {
+  if (preLen < kMagicLen || std::memcmp(pre, kMagic, kMagicLen) != 0) {
     fail(err, path, "not a .npy file (bad magic)");
     return std::nullopt;
   }
-  if (file.size() < kMagicLen + 2) {
+  if (preLen < kMagicLen + 2) {
     fail(err, path, "truncated .npy header");
     return std::nullopt;
   }
-  int major = file[6], minor = file[7];
+  int major = pre[6], minor = pre[7];
   if ((major != 1 && major != 2 && major != 3) || minor != 0) {
     fail(err, path, "unsupported .npy format version " + std::to_string(major) + "." +
                         std::to_string(minor));
@@ -335,29 +390,45 @@ std::optional<Tensor> readNpy(const std::string& path, std::string* err) {
   }
   size_t lenBytes = major == 1 ? 2 : 4;
   size_t preamble = kMagicLen + 2 + lenBytes;
-  if (file.size() < preamble) {
+  if (preLen < preamble) {
     fail(err, path, "truncated .npy header");
     return std::nullopt;
   }
-  size_t headerLen = readLE(file.data() + kMagicLen + 2, lenBytes);
-  if (headerLen > file.size() - preamble) {
+  uint64_t headerLen = readLE(pre + kMagicLen + 2, lenBytes);
+  if (headerLen > fileSize - preamble) {
     fail(err, path, "truncated .npy header (header length " + std::to_string(headerLen) +
                         " exceeds the file)");
     return std::nullopt;
   }
-  std::string_view header(reinterpret_cast<const char*>(file.data()) + preamble, headerLen);
+  // NumPy's headers are a few hundred bytes; a larger one is not a real file.
+  if (headerLen > kMaxHeaderLen) {
+    fail(err, path, "malformed .npy header: " + std::to_string(headerLen) + " bytes, over the limit of " +
+                        std::to_string(kMaxHeaderLen));
+    return std::nullopt;
+  }
+  // The preamble read may have taken bytes past a short header (v1: 10
+  // bytes of preamble, 12 read): read the header again from its start
+  // (found by fuzz_npy: a 1-byte header overflowed the copy).
+  std::string headerBuf(headerLen, '\0');
+  if (std::fseek(f.get(), long(preamble), SEEK_SET) != 0) {
+    fail(err, path, "cannot seek to the .npy header");
+    return std::nullopt;
+  }
+  if (!readExactly(f.get(), reinterpret_cast<uint8_t*>(headerBuf.data()), headerLen, path, err))
+    return std::nullopt;
+  std::string_view header(headerBuf);
 
   HeaderParser parser(header);
   PyValue dict;
   std::string why;
   if (!parser.parseTop(dict, why)) {
-    fail(err, path, "malformed .npy header: " + why);
+    fail(err, path, "malformed .npy header: " + printable(why));
     return std::nullopt;
   }
   Tensor t;
   if (!interpretHeader(path, dict, parser.keys, t.dtype, t.shape, err)) return std::nullopt;
 
-  size_t body = file.size() - preamble - headerLen;
+  uint64_t body = fileSize - preamble - headerLen;
   // Zero dims are skipped so a zero-size array with huge other dims is still
   // rejected: later stride arithmetic over those dims would overflow.
   int64_t bytesIfNonEmpty = int64_t(dtypeSize(t.dtype));
@@ -378,8 +449,19 @@ std::optional<Tensor> readNpy(const std::string& path, std::string* err) {
                         t.typeStr());
     return std::nullopt;
   }
-  const uint8_t* data = file.data() + preamble + headerLen;
-  t.bytes.assign(data, data + need);
+  // The size is real (the file holds it), but may still pass the limits.
+  std::string big = sizeProblem(t.shape, int64_t(dtypeSize(t.dtype)), memoryLimit());
+  if (!big.empty()) {
+    fail(err, path, big);
+    return std::nullopt;
+  }
+  try {
+    t.bytes.resize(need);
+  } catch (const std::bad_alloc&) {
+    fail(err, path, "cannot allocate " + std::to_string(need) + " bytes for " + t.typeStr() + ": out of memory");
+    return std::nullopt;
+  }
+  if (!readExactly(f.get(), t.bytes.data(), need, path, err)) return std::nullopt;
   // Keep the tensor's i1 invariant (0 or 1) whatever byte values the file holds.
   if (t.dtype == DType::I1)
     for (uint8_t& b : t.bytes) b = b != 0;

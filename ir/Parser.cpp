@@ -562,10 +562,13 @@ Attribute Parser::parseNumber() {
   }
   if (at(Tok::Int)) {
     Token t = take();
+    // The sign is read with the digits, so -9223372036854775808 (INT64_MIN,
+    // whose magnitude alone does not fit) is in range.
+    std::string digits = (neg ? "-" : "") + t.text;
     errno = 0;
-    long long v = std::strtoll(t.text.c_str(), nullptr, 10);
-    if (errno == ERANGE) fail(t.loc, "integer '" + t.text + "' is out of range");
-    Attribute a = Attribute::makeInt(neg ? -v : v);
+    long long v = std::strtoll(digits.c_str(), nullptr, 10);
+    if (errno == ERANGE) fail(t.loc, "integer '" + digits + "' is out of range");
+    Attribute a = Attribute::makeInt(v);
     a.loc = l;
     return a;
   }

@@ -1,6 +1,8 @@
 // Concrete tensors: element access in every dtype and exact f16/bf16 rounding.
 #include "ir/Tensor.h"
 
+#include "ir/Sizes.h"
+
 #include <bit>
 #include <cassert>
 #include <cmath>
@@ -134,20 +136,30 @@ uint16_t floatToBF16(float f) { return doubleToBF16(f); }
 
 float bf16ToFloat(uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); }
 
+namespace {
+int64_t gMemoryLimit = kDefaultMemoryLimit;
+}  // namespace
+
+int64_t memoryLimit() { return gMemoryLimit; }
+void setMemoryLimit(int64_t bytes) { gMemoryLimit = bytes; }
+
 Tensor Tensor::zeros(DType dt, std::vector<int64_t> shape) {
   Tensor t;
   t.dtype = dt;
   t.shape = std::move(shape);
-  for ([[maybe_unused]] int64_t d : t.shape) assert(d >= 0 && "negative dimension");
-  t.bytes.assign(size_t(t.numel()) * dtypeSize(dt), 0);
+  std::string why = sizeProblem(t.shape, int64_t(dtypeSize(dt)), gMemoryLimit);
+  if (!why.empty()) throw TensorSizeError(std::string(dtypeName(dt)) + " " + why);
+  size_t bytes = size_t(t.numel()) * dtypeSize(dt);
+  try {
+    t.bytes.assign(bytes, 0);
+  } catch (const std::bad_alloc&) {
+    throw TensorSizeError("cannot allocate " + std::to_string(bytes) + " bytes for " + t.typeStr() +
+                          ": out of memory");
+  }
   return t;
 }
 
-int64_t Tensor::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+int64_t Tensor::numel() const { return checkedNumel(shape).value_or(-1); }
 
 double Tensor::getF(int64_t i) const {
   assert(i >= 0 && i < numel());

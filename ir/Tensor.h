@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,19 @@ float halfToFloat(uint16_t h);
 uint16_t floatToBF16(float f);
 float bf16ToFloat(uint16_t h);
 
+/// Thrown by Tensor::zeros when a shape cannot be allocated: its element count
+/// overflows, it is over the limits of ir/Sizes.h, or the allocation failed.
+/// The interpreter turns it into an error at the op that asked for it.
+struct TensorSizeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// The bytes the interpreter and `dscc run` may hold in tensors at once
+/// (default kDefaultMemoryLimit, 2^40). Set once by the command line
+/// (`--max-memory`) before anything runs.
+int64_t memoryLimit();
+void setMemoryLimit(int64_t bytes);
+
 /// A dense row-major tensor. f16/bf16 are stored as 2-byte values; i1 as one
 /// byte 0 or 1.
 struct Tensor {
@@ -25,9 +39,11 @@ struct Tensor {
   std::vector<int64_t> shape;
   std::vector<uint8_t> bytes;
 
-  /// A zero-filled tensor.
+  /// A zero-filled tensor. Throws TensorSizeError when the shape has a
+  /// negative dim, overflows, is over the limits, or memory runs out.
   static Tensor zeros(DType dt, std::vector<int64_t> shape);
-  /// Number of elements (1 for a scalar, 0 if any dim is 0).
+  /// Number of elements (1 for a scalar, 0 if any dim is 0); -1 for a shape
+  /// whose count overflows int64 (no allocated tensor has one).
   int64_t numel() const;
   size_t rank() const { return shape.size(); }
 

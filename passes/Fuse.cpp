@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "ir/IndexMap.h"
 #include "ir/Rewrite.h"
@@ -100,8 +101,30 @@ struct Planner {
   std::map<int, std::vector<std::string>> remarks;
   std::vector<DimExpr> rowSpaces, rowNumels;  // (input, output) element counts of row reductions
   int nextGroup = 0;
+  std::set<int> libraryGroups;  // groups holding a matmul
+  // Uses of every top-level value and the returned values, built once after
+  // redirectDims: usersOf and isReturned scan the whole function, which made
+  // planning quadratic in the number of ops.
+  std::map<const Value*, std::vector<Operation*>> useMap;
+  std::set<const Value*> returnedSet;
 
   Planner(Function& fn, PassContext& c) : f(fn), ctx(c), solver(c.opts.solverTimeoutMs) {}
+
+  void buildUses() {
+    useMap.clear();
+    for (Operation* op : order) {
+      std::set<const Value*> seen;  // each user once, as usersOf gives it
+      for (const Value* v : op->operands)
+        if (seen.insert(v).second) useMap[v].push_back(op);
+    }
+    returnedSet = std::set<const Value*>(f.returns.begin(), f.returns.end());
+  }
+  const std::vector<Operation*>& uses(const Value* v) {
+    static const std::vector<Operation*> none;
+    auto it = useMap.find(v);
+    return it == useMap.end() ? none : it->second;
+  }
+  bool returned(const Value* v) const { return returnedSet.count(v) != 0; }
 
   bool same(const DimExpr& a, const DimExpr& b) { return solver.equal(a, b).tri == Tri::Proved; }
 
@@ -130,15 +153,27 @@ struct Planner {
   }
 
   void effectiveUsers(const Value* v, std::vector<Operation*>& out) {
-    for (Operation* u : usersOf(f, v)) {
-      if (u->kind == OpKind::Reshape && !isReturned(f, u->result())) effectiveUsers(u->result(), out);
+    for (Operation* u : uses(v)) {
+      if (u->kind == OpKind::Reshape && !returned(u->result())) effectiveUsers(u->result(), out);
       else out.push_back(u);
     }
   }
 
   // True when a value computed in group g from `v` has the group's full
   // size: v (a reduction's result) is read again at its input's size.
+  // Memo by (value, group, the group's space): consumers are planned first,
+  // so what lies downstream of v is settled when v is asked about. Without
+  // it every reduction walked all of its kernel again (quadratic: 20,000 ops
+  // took a minute).
+  std::map<std::tuple<const Value*, int, std::string>, bool> fullSizeMemo;
   bool reachesFullSize(const Value* v, int g, std::set<const Value*>& seen) {
+    auto key = std::make_tuple(v, g, info[g].space.str());
+    if (auto it = fullSizeMemo.find(key); it != fullSizeMemo.end()) return it->second;
+    bool r = reachesFullSizeUncached(v, g, seen);
+    fullSizeMemo[key] = r;
+    return r;
+  }
+  bool reachesFullSizeUncached(const Value* v, int g, std::set<const Value*>& seen) {
     if (!seen.insert(v).second) return false;
     std::vector<Operation*> us;
     effectiveUsers(v, us);
@@ -154,11 +189,12 @@ struct Planner {
   void planLibrary(Operation* mm) {
     int g = nextGroup++;
     group[mm] = g;
+    libraryGroups.insert(g);
     // Operand layout: transposes and reshapes used only by this matmul.
     for (const Value* v : mm->operands) {
       Operation* d = v->def;
-      while (d && !group.count(d) && layoutCompatible(*d) && usersOf(f, d->result()).size() == 1 &&
-             !isReturned(f, d->result())) {
+      while (d && !group.count(d) && layoutCompatible(*d) && uses(d->result()).size() == 1 &&
+             !returned(d->result())) {
         group[d] = g;
         d = d->operands[0]->def;
       }
@@ -170,6 +206,11 @@ struct Planner {
   // an output transpose) joins the call. Reductions keep what they took, so
   // bias + residual stays with its layer_norm.
   void absorbEpilogues() {
+    // Members of each group in program order, kept up to date as groups
+    // merge, so a merge costs the sizes of the two groups, not the program's.
+    std::map<int, std::vector<Operation*>> members;
+    for (Operation* op : order)
+      if (auto it = group.find(op); it != group.end()) members[it->second].push_back(op);
     for (Operation* mm : order) {
       if (mm->kind != OpKind::Matmul || !group.count(mm)) continue;
       int g = group[mm];
@@ -177,18 +218,15 @@ struct Planner {
       for (bool changed = true; changed;) {
         changed = false;
         std::set<int> consumers;
-        bool returned = false;
-        for (auto& [op, gid] : group) {
-          if (gid != g) continue;
-          returned |= isReturned(f, op->result());
-          for (Operation* u : usersOf(f, op->result()))
+        bool isOut = false;
+        for (Operation* op : members[g]) {
+          isOut |= returned(op->result());
+          for (Operation* u : uses(op->result()))
             if (!group.count(u) || group[u] != g) consumers.insert(group.count(u) ? group[u] : -1);
         }
-        if (consumers.size() != 1 || *consumers.begin() < 0 || returned) break;
+        if (consumers.size() != 1 || *consumers.begin() < 0 || isOut) break;
         int l = *consumers.begin();
-        std::vector<Operation*> ops;
-        for (Operation* op : order)
-          if (group.count(op) && group[op] == l) ops.push_back(op);
+        std::vector<Operation*> ops = members[l];
         bool ok = true;
         for (Operation* op : ops) {
           if (classify(*op, freeOps) != Cls::Elementwise || opPattern(*op) > OpPattern::Broadcast ||
@@ -208,6 +246,10 @@ struct Planner {
           break;
         }
         for (Operation* op : ops) group[op] = g;
+        std::vector<Operation*>& mg = members[g];
+        mg.insert(mg.end(), ops.begin(), ops.end());
+        std::sort(mg.begin(), mg.end(), [&](Operation* a, Operation* b) { return index[a] < index[b]; });
+        members.erase(l);
         auto rl = remarks.find(l);
         if (rl != remarks.end()) remarks.erase(rl);
         changed = true;
@@ -229,6 +271,8 @@ struct Planner {
   std::map<int, GroupInfo> info;
 
   bool isRowNumel(const DimExpr& n, const DimExpr& space) {
+    // rowSpaces holds each distinct pair once (plan() dedups them), so this
+    // is linear in the distinct row shapes, not in the reductions.
     for (size_t i = 0; i < rowSpaces.size(); ++i)
       if (same(rowSpaces[i], space) && same(rowNumels[i], n)) return true;
     return false;
@@ -338,12 +382,16 @@ struct Planner {
         if (auto r = checkRelation(*op)) solver.assume(*r);
     }
     redirectDims();
+    buildUses();
     for (Operation* op : order)
       if (isFreeOp(*op, freeOps)) freeOps.insert(op);
+    std::set<std::pair<std::string, std::string>> rowPairs;
     for (Operation* op : order)
       if (classify(*op, freeOps) == Cls::Reduction && isRowReduction(*op)) {
-        rowSpaces.push_back(numel(op->operands[0]->type));
-        rowNumels.push_back(numel(op->result()->type));
+        DimExpr in = numel(op->operands[0]->type), out = numel(op->result()->type);
+        if (!rowPairs.insert({in.str(), out.str()}).second) continue;
+        rowSpaces.push_back(in);
+        rowNumels.push_back(out);
       }
     for (Operation* op : order)
       if (classify(*op, freeOps) == Cls::Matmul) planLibrary(op);
@@ -363,13 +411,12 @@ struct Planner {
       std::string why;
       if (ugroups.size() == 1 && !ungrouped) {
         int cand = *ugroups.begin();
-        bool library = false;
-        for (auto& [o, gid] : group) library |= gid == cand && o->kind == OpKind::Matmul;
+        bool library = libraryGroups.count(cand) != 0;
         // Reached through a reshape, p would bring the view into the kernel,
         // which the stitch lowering does not take.
         bool viaView = false;
         for (auto& r : p->results)
-          for (Operation* u : usersOf(f, r.get())) viaView |= u->kind == OpKind::Reshape;
+          for (Operation* u : uses(r.get())) viaView |= u->kind == OpKind::Reshape;
         if (library) why = "its user is a library call (no prologue fusion)";
         else if (viaView && info[cand].stitch) why = "it reaches the stitch through a reshape";
         else if (tryJoin(p, cand, why, users)) g = cand;
@@ -390,7 +437,7 @@ struct Planner {
       if (classify(*p, freeOps) == Cls::Reduction) info[g].reductions.push_back(p);
       // Views between this op and its kernel move in with it.
       for (auto& r : p->results)
-        for (Operation* u : usersOf(f, r.get()))
+        for (Operation* u : uses(r.get()))
           if (u->kind == OpKind::Reshape && !group.count(u)) {
             std::vector<Operation*> uu;
             effectiveUsers(u->result(), uu);
@@ -526,22 +573,19 @@ struct Planner {
         for (const auto& r : it->second) rs.push_back(Attribute::makeString(r));
         fu->setAttr("remarks", Attribute::makeList(rs));
       }
-      std::set<const Value*> inner;
+      std::set<const Value*> inner, taken;
       for (Operation* op : ops) {
         for (const Value* v : op->operands)
-          if (!inner.count(v) && std::find(fu->operands.begin(), fu->operands.end(), v) == fu->operands.end())
-            fu->operands.push_back(const_cast<Value*>(v));
+          if (!inner.count(v) && taken.insert(v).second) fu->operands.push_back(const_cast<Value*>(v));
         for (auto& r : op->results) inner.insert(r.get());
       }
-      // Results: inner values used outside the group or returned.
+      // Results: inner values used outside the group or returned. Every
+      // top-level user is either in the group or elsewhere (not yet placed,
+      // or placed earlier), so the use map answers it.
       for (Operation* op : ops)
         for (auto& r : op->results) {
-          bool outside = isReturned(f, r.get());
-          for (auto& [o, ptr] : owned)
-            if (ptr && !inGroup.count(o))
-              for (const Value* v : o->operands) outside |= v == r.get();
-          for (auto& done : f.ops)
-            for (const Value* v : done->operands) outside |= v == r.get();
+          bool outside = returned(r.get());
+          for (Operation* u : uses(r.get())) outside |= !inGroup.count(u);
           if (!outside) continue;
           auto res = std::make_unique<Value>();
           res->name = r->name;
@@ -559,9 +603,9 @@ struct Planner {
       for (size_t i = 0; i < raw->yields.size(); ++i) {
         const Value* in = raw->yields[i];
         Value* outV = raw->results[i].get();
-        for (auto& [o, ptr] : owned)
-          if (ptr && !inGroup.count(o))
-            for (auto& v : ptr->operands)
+        for (Operation* o : uses(in))
+          if (auto it = owned.find(o); it != owned.end() && it->second && !inGroup.count(o))
+            for (auto& v : it->second->operands)
               if (v == in) v = outV;
         for (auto& v : f.returns)
           if (v == in) v = outV;

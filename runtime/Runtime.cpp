@@ -257,11 +257,16 @@ void dscc_tensor_free(dscc_tensor* tensor) {
   tensor->data = nullptr;
 }
 
-dscc_status dscc_check_input(dscc_context* ctx, const dscc_tensor* tensor, int index, dscc_dtype dtype,
-                             int32_t rank) {
+dscc_status dscc_check_input_named(dscc_context* ctx, const dscc_tensor* tensor, int index, const char* arg_name,
+                                   dscc_dtype dtype, int32_t rank) {
   return guarded(ctx, "dscc_check_input", [&] {
-    const std::string name = "input " + std::to_string(index);
+    const std::string name =
+        "input " + std::to_string(index) + (arg_name && *arg_name ? std::string(" (") + arg_name + ")" : "");
     if (!tensor) return fail(ctx, DSCC_INVALID_ARGUMENT, name + " is NULL");
+    if (!validDType(tensor->dtype))
+      return fail(ctx, DSCC_INVALID_ARGUMENT, name + " has dtype value " +
+                                                  std::to_string(static_cast<int>(tensor->dtype)) +
+                                                  ", which is not a dtype; expected " + dscc_dtype_name(dtype));
     if (tensor->dtype != dtype)
       return fail(ctx, DSCC_SHAPE_MISMATCH,
                   name + " has dtype " + dscc_dtype_name(tensor->dtype) + "; expected " + dscc_dtype_name(dtype));
@@ -280,6 +285,54 @@ dscc_status dscc_check_input(dscc_context* ctx, const dscc_tensor* tensor, int i
                                                   ": the element count overflows");
     if (n > 0 && !tensor->data)
       return fail(ctx, DSCC_INVALID_ARGUMENT, name + " " + describe(dtype, rank, tensor->dims) + " has no data");
+    // Kernels load whole elements (and vectors, whose versions test their
+    // own alignment): data must at least be aligned to its element size.
+    const size_t elem = dscc_dtype_size(dtype);
+    if (n > 0 && reinterpret_cast<uintptr_t>(tensor->data) % elem != 0)
+      return fail(ctx, DSCC_INVALID_ARGUMENT, name + " " + describe(dtype, rank, tensor->dims) +
+                                                  ": data is not aligned to its " + std::to_string(elem) +
+                                                  "-byte elements");
+    // Byte sizes past 2^62 cannot be real memory and would overflow offsets.
+    if (n > (int64_t(1) << 62) / static_cast<int64_t>(elem))
+      return fail(ctx, DSCC_INVALID_ARGUMENT, name + " " + describe(dtype, rank, tensor->dims) +
+                                                  ": the byte size is larger than any memory");
+    return DSCC_OK;
+  });
+}
+
+dscc_status dscc_check_input(dscc_context* ctx, const dscc_tensor* tensor, int index, dscc_dtype dtype,
+                             int32_t rank) {
+  return dscc_check_input_named(ctx, tensor, index, nullptr, dtype, rank);
+}
+
+dscc_status dscc_check_no_alias(dscc_context* ctx, const dscc_tensor* inputs, int n_in, const dscc_tensor* outputs,
+                                int n_out) {
+  return guarded(ctx, "dscc_check_no_alias", [&] {
+    if (n_in < 0 || n_out < 0 || (n_in > 0 && !inputs) || (n_out > 0 && !outputs))
+      return fail(ctx, DSCC_INVALID_ARGUMENT, "dscc_check_no_alias: bad counts or NULL arrays");
+    // [begin, end) of a tensor's bytes; empty tensors touch nothing.
+    auto span = [](const dscc_tensor& t) -> std::pair<uintptr_t, uintptr_t> {
+      int64_t n = dscc_tensor_numel(&t);
+      size_t e = dscc_dtype_size(t.dtype);
+      if (!t.data || n <= 0 || e == 0) return {0, 0};
+      uintptr_t b = reinterpret_cast<uintptr_t>(t.data);
+      return {b, b + static_cast<uintptr_t>(n) * e};
+    };
+    auto overlap = [](std::pair<uintptr_t, uintptr_t> a, std::pair<uintptr_t, uintptr_t> b) {
+      return a.first < a.second && b.first < b.second && a.first < b.second && b.first < a.second;
+    };
+    for (int o = 0; o < n_out; ++o) {
+      auto so = span(outputs[o]);
+      for (int i = 0; i < n_in; ++i)
+        if (overlap(so, span(inputs[i])))
+          return fail(ctx, DSCC_INVALID_ARGUMENT, "output " + std::to_string(o) + " overlaps input " +
+                                                      std::to_string(i) +
+                                                      " (outputs are written while inputs are read; they may not alias)");
+      for (int p = 0; p < o; ++p)
+        if (overlap(so, span(outputs[p])))
+          return fail(ctx, DSCC_INVALID_ARGUMENT,
+                      "output " + std::to_string(o) + " overlaps output " + std::to_string(p));
+    }
     return DSCC_OK;
   });
 }

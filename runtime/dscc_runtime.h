@@ -127,6 +127,18 @@ void dscc_tensor_free(dscc_tensor* tensor);
 dscc_status dscc_check_input(dscc_context* ctx, const dscc_tensor* tensor, int index, dscc_dtype dtype,
                              int32_t rank);
 
+/// dscc_check_input with the argument's name (e.g. "%x") in the messages, and
+/// also: a dtype value that is not a dtype (DSCC_INVALID_ARGUMENT), data not
+/// aligned to its element size, and a byte size no memory can hold.
+dscc_status dscc_check_input_named(dscc_context* ctx, const dscc_tensor* tensor, int index, const char* arg_name,
+                                   dscc_dtype dtype, int32_t rank);
+
+/// Fails with DSCC_INVALID_ARGUMENT when the bytes of an output overlap an
+/// input's or another output's (tensors with no elements overlap nothing).
+/// Models call it once every output is prepared, before writing any.
+dscc_status dscc_check_no_alias(dscc_context* ctx, const dscc_tensor* inputs, int n_in, const dscc_tensor* outputs,
+                                int n_out);
+
 /// Prepares output `index` of a call whose shape is now known (`rank`, `dims`).
 /// The caller's `tensor->rank` must equal `rank` and `tensor->dims` must hold
 /// `rank` entries. If `tensor->data` is NULL, the runtime writes the dims and

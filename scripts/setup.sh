@@ -5,6 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake ninja-build g++ python3 python3-numpy python3-yaml libcli11-dev libgtest-dev libopenblas-pthread-dev libz3-dev libyaml-cpp-dev llvm-19-tools llvm-19-dev libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler python3-onnx python3-torch help2man pybind11-dev python3-pybind11 python3-dev pkgconf)
+# --fuzz: also clang and its libFuzzer/sanitizer runtimes, and a build-fuzz/
+# folder with the fuzz targets (docs/hardening.md).
+FUZZ=0
+[ "${1:-}" = "--fuzz" ] && FUZZ=1 && PACKAGES+=(clang-19 libclang-rt-19-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -21,4 +25,7 @@ fi
 
 if [ ! -f "build/build.ninja" ]; then
   cmake -S . -B "build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+fi
+if [ "$FUZZ" = 1 ] && [ ! -f "build-fuzz/build.ninja" ]; then
+  CC=clang-19 CXX=clang++-19 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDSCC_FUZZ=ON
 fi

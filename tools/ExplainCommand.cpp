@@ -1,10 +1,12 @@
 // `dscc explain`: the kernels of a program and which version of each runs at given sizes, with the guard values that decided it.
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <sstream>
 
 #include "codegen/GpuKernels.h"
 #include "codegen/LibraryPlan.h"
+#include "ir/Sizes.h"
 #include "tools/Commands.h"
 #include "tools/DimArgs.h"
 #include "tools/ToolMain.h"
@@ -63,11 +65,34 @@ int cmdExplain(const ExplainOpts& o) {
   for (const Fact& fact : f.facts) {
     std::string why;
     if (!fact.holds(env, &why)) {
-      std::cerr << o.file << ": error: these sizes break the fact '" << fact.str() << "'" << (why.empty() ? "" : ": " + why)
-                << "; the compiled model rejects them (DSCC_FACT_VIOLATED)\n";
+      fe->diags->error(fact.loc, "these sizes break the fact '" + fact.str() + "'" + (why.empty() ? "" : ": " + why) +
+                                     "; the compiled model rejects them (DSCC_FACT_VIOLATED)");
       return 1;
     }
   }
+  // Sizes whose element counts overflow (or pass the per-tensor limit of
+  // docs/limits.md) are refused, as the interpreter refuses them: the unit
+  // counts and the 32-bit index guards below would otherwise be wrapped.
+  auto sizeOk = [&](const Type& t, Location loc, const std::string& what) {
+    std::vector<int64_t> shape;
+    for (const DimExpr& d : t.dims) {
+      std::string why;
+      auto v = d.evaluate(env, &why);
+      if (!v) {
+        fe->diags->error(loc, "at these sizes " + what + " " + t.str() + " cannot be sized: " + why);
+        return false;
+      }
+      shape.push_back(*v);
+    }
+    std::string why = sizeProblem(shape, int64_t(dtypeSize(t.dtype)), std::numeric_limits<int64_t>::max());
+    if (!why.empty()) fe->diags->error(loc, "at these sizes " + what + " " + t.str() + " is too large: " + why);
+    return why.empty();
+  };
+  for (const auto& a : f.args)
+    if (!sizeOk(a->type, a->loc, "argument %" + a->name)) return 1;
+  for (const codegen::KernelPlan& k : fe->plan.kernels)
+    for (const auto& r : k.fusion->results)
+      if (!sizeOk(r->type, k.fusion->loc, "%" + r->name)) return 1;
   std::cout << "@" << f.name << " at";
   for (const auto& [k, v] : env) std::cout << " " << k << "=" << v;
   std::cout << ": " << fe->plan.kernels.size() << " kernels\n";

@@ -21,6 +21,7 @@
 #include "ir/Interpreter.h"
 #include "ir/Npy.h"
 #include "ir/Parser.h"
+#include "ir/Sizes.h"
 #ifndef DSCC_RUNTIME_ONLY
 #include "frontend/OnnxImporter.h"
 #include "passes/Pipeline.h"
@@ -83,7 +84,11 @@ void error(const std::string& msg) { std::cerr << "dscc: error: " << msg << "\n"
 // data sized by --dim and by the dims of the given files. Shared by the
 // interpreter and the compiled-model paths so both see identical inputs.
 // Returns 0, 1 (an input cannot be read or sized) or 2 (a usage error: a bad --dim or -i).
-int prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inputs) {
+// Sizes are checked (at the argument) before any random input is allocated;
+// with `checkFacts` so are the shapes and facts, as the interpreter would
+// (a compiled model makes its own checks, which its tests exercise).
+int prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inputs, DiagEngine& diags,
+                  bool checkFacts) {
   DimBindings env;
   std::string dimErr;
   if (!parseDimArgs(o.dims, f, env, dimErr)) {
@@ -120,9 +125,12 @@ int prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inpu
   }
   std::mt19937_64 rng(o.seed);
   inputs.clear();
+  // Every shape is known, checked against the facts and sized before any
+  // random input is allocated.
+  std::vector<std::vector<int64_t>> shapes(f.args.size());
   for (size_t k = 0; k < f.args.size(); ++k) {
     if (given[k]) {
-      inputs.push_back(std::move(*given[k]));
+      shapes[k] = given[k]->shape;
       continue;
     }
     const Value& a = *f.args[k];
@@ -130,20 +138,50 @@ int prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inpu
       error("missing input %" + a.name + " (give -i " + a.name + "=FILE.npy, or --random with --dim for its sizes)");
       return 1;
     }
-    std::vector<int64_t> shape;
+    std::vector<int64_t>& shape = shapes[k];
     for (const auto& d : a.type.dims) {
       std::string why;
       auto v = d.evaluate(env, &why);
       if (!v || *v < 0) {
-        error("cannot size random input %" + a.name + " " + a.type.str() + ": " +
-              (v ? "dim " + d.str() + " is negative" : why) + " (pass --dim)");
+        diags.error(a.loc, "cannot size random input %" + a.name + " " + a.type.str() + ": " +
+                               (v ? "dim " + d.str() + " is negative" : why) + " (pass --dim)");
         return 1;
       }
       shape.push_back(*v);
     }
-    Tensor t = Tensor::zeros(a.type.dtype, shape);
-    fillRandom(t, rng);
-    inputs.push_back(std::move(t));
+  }
+  if (checkFacts) {
+    DimBindings bound;
+    if (!bindSymbols(f, shapes, bound, diags)) return 1;
+  }
+  int64_t held = 0;
+  for (size_t k = 0; k < f.args.size(); ++k) {
+    const Value& a = *f.args[k];
+    if (given[k]) {
+      held += int64_t(given[k]->bytes.size());
+      continue;
+    }
+    std::string why = sizeProblem(shapes[k], int64_t(dtypeSize(a.type.dtype)), memoryLimit() - held);
+    if (!why.empty()) {
+      diags.error(a.loc, "cannot allocate random input %" + a.name + " " + a.type.str() + ": " + why);
+      return 1;
+    }
+    held += *checkedNumel(shapes[k]) * int64_t(dtypeSize(a.type.dtype));
+  }
+  for (size_t k = 0; k < f.args.size(); ++k) {
+    if (given[k]) {
+      inputs.push_back(std::move(*given[k]));
+      continue;
+    }
+    const Value& a = *f.args[k];
+    try {
+      Tensor t = Tensor::zeros(a.type.dtype, shapes[k]);
+      fillRandom(t, rng);
+      inputs.push_back(std::move(t));
+    } catch (const TensorSizeError& e) {
+      diags.error(a.loc, "cannot allocate random input %" + a.name + ": " + e.what());
+      return 1;
+    }
   }
   return 0;
 }
@@ -305,7 +343,7 @@ int runInterpreted(const RunOpts& given) {
   }
   if (!f) return 1;
   std::vector<Tensor> inputs, outputs;
-  if (int rc = prepareInputs(*f, o, inputs)) return rc;
+  if (int rc = prepareInputs(*f, o, inputs, diags, true)) return rc;
   auto t0 = std::chrono::steady_clock::now();
   bool ok = interpret(*f, inputs, outputs, diags);
   auto t1 = std::chrono::steady_clock::now();
@@ -544,7 +582,7 @@ int runCompiled(const RunOpts& o) {
                              sourceDir ? sourceDir : "", embedded);
   if (!f) return 1;
   std::vector<Tensor> inputs;
-  if (int rc = prepareInputs(*f, o, inputs)) return rc;
+  if (int rc = prepareInputs(*f, o, inputs, diags, false)) return rc;
 
   ContextHolder ctx;
   ctx.ctx = dscc_context_create(o.threads);
@@ -704,6 +742,10 @@ Command addRunCommand(CLI::App& app) {
   run->add_option("--target", o->target,
                   "cpu, cuda:sm_80 or cuda:sm_90: a .dsc program is compiled for it (as `dscc compile`) and run "
                   "compiled; a .so must have been compiled for it");
+  run->add_option_function<int64_t>("--max-memory", [](int64_t v) { setMemoryLimit(v); },
+                                    "bytes the interpreter and the inputs may hold at once (default 2^40; "
+                                    "docs/limits.md)")
+      ->check(CLI::PositiveNumber);
   run->add_option("--bench", o->bench, "compiled models: after the first (warm-up) call, time N more calls and "
                                        "print median/min/max ms");
 #ifndef DSCC_RUNTIME_ONLY

@@ -94,14 +94,12 @@ int main(int argc, char** argv) {
     ss << std::cin.rdbuf();
     text = ss.str();
   } else {
-    std::ifstream in(input, std::ios::binary);
-    if (!in) {
-      std::cerr << "dscc-opt: error: cannot open '" << input << "'\n";
+    // A regular file of bounded size only (/dev/zero would be read forever).
+    std::string why;
+    if (!readRegularFile(input, text, &why)) {
+      std::cerr << "dscc-opt: error: " << why << "\n";
       return 1;
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
   }
 
   std::ostringstream out;

@@ -157,8 +157,9 @@ int main(int argc, char** argv) {
     std::cerr << "dscc-tune: error: target '" << target << "' cannot be tuned yet (only cpu)\n";
     return 1;
   }
-  if (maxVersions < 1) {
-    std::cerr << "dscc-tune: error: --max-versions must be at least 1\n";
+  if (maxVersions < 1 || maxVersions > tuner::kMaxTuningVersions) {
+    std::cerr << "dscc-tune: error: --max-versions must be in [1, " << tuner::kMaxTuningVersions
+              << "] (what a tuning file may hold)\n";
     return 1;
   }
   if (!shard.empty()) {

@@ -3,6 +3,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "ir/Diagnostics.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -68,6 +70,14 @@ std::string keyOf(const YAML::const_iterator& it) {
   return it->first.Scalar();
 }
 
+// yaml-cpp keeps a repeated key; the loops below would let the last one win
+// silently, so every map's keys go through this first.
+std::string uniqueKey(const YAML::const_iterator& it, std::set<std::string>& seen, const std::string& where) {
+  std::string k = keyOf(it);
+  if (!seen.insert(k).second) fail(it->first, "duplicate key '" + k + "' in " + where);
+  return k;
+}
+
 void expectMap(const YAML::Node& n, const std::string& what) {
   if (!n.IsMap()) fail(n, what + " must be a map, not " + kindName(n));
 }
@@ -79,8 +89,9 @@ DimSpec parseDim(const std::string& name, const YAML::Node& key, const YAML::Nod
   expectMap(n, "dims." + name);
   // Node assignment in yaml-cpp writes through to the node assigned to: keep copies in optionals.
   std::optional<YAML::Node> ov, ow, orange, od;
+  std::set<std::string> seen;
   for (auto it = n.begin(); it != n.end(); ++it) {
-    std::string k = keyOf(it);
+    std::string k = uniqueKey(it, seen, "dims." + name);
     if (k == "values") ov.emplace(it->second);
     else if (k == "weights") ow.emplace(it->second);
     else if (k == "range") orange.emplace(it->second);
@@ -95,6 +106,9 @@ DimSpec parseDim(const std::string& name, const YAML::Node& key, const YAML::Nod
     if (od) fail(dist, "dims." + name + ": dist applies to a range, not to values");
     if (!values.IsSequence()) fail(values, "dims." + name + ".values must be a list, not " + kindName(values));
     if (values.size() == 0) fail(values, "dims." + name + ".values is empty");
+    if (values.size() > size_t(kMaxDistributionValues))
+      fail(values, "dims." + name + ".values has " + std::to_string(values.size()) + " entries, over the limit of " +
+                       std::to_string(kMaxDistributionValues));
     for (const auto& v : values) {
       int64_t x = toInt(v, "a value of dims." + name);
       if (x < 0) fail(v, "a size of dims." + name + " must be >= 0, not " + std::to_string(x));
@@ -105,7 +119,12 @@ DimSpec parseDim(const std::string& name, const YAML::Node& key, const YAML::Nod
       if (weights.size() != values.size())
         fail(weights, "dims." + name + " has " + std::to_string(values.size()) + " values but " +
                           std::to_string(weights.size()) + " weights");
-      for (const auto& w : weights) d.weights.push_back(toWeight(w, "a weight of dims." + name));
+      double total = 0;
+      for (const auto& w : weights) {
+        d.weights.push_back(toWeight(w, "a weight of dims." + name));
+        total += d.weights.back();
+        if (!std::isfinite(total)) fail(w, "the weights of dims." + name + " add up to more than a double holds");
+      }
     } else {
       d.weights.assign(d.values.size(), 1.0);
     }
@@ -113,8 +132,11 @@ DimSpec parseDim(const std::string& name, const YAML::Node& key, const YAML::Nod
   }
   if (ow) fail(weights, "dims." + name + ": weights apply to values, not to a range");
   d.isRange = true;
-  if (!range.IsSequence() || range.size() != 2)
+  if (!range.IsSequence())
     fail(range, "dims." + name + ".range must be a list [lo, hi], not " + kindName(range));
+  if (range.size() != 2)
+    fail(range, "dims." + name + ".range must be a list [lo, hi] of 2 entries, not of " +
+                    std::to_string(range.size()));
   d.lo = toInt(range[0], "the low end of dims." + name + ".range");
   d.hi = toInt(range[1], "the high end of dims." + name + ".range");
   if (d.lo < 0) fail(range[0], "dims." + name + ".range starts below 0");
@@ -133,8 +155,9 @@ PointSpec parsePoint(const YAML::Node& n, size_t index) {
   PointSpec p;
   p.loc = locOf(n);
   expectMap(n, "points[" + std::to_string(index) + "]");
+  std::set<std::string> seen;
   for (auto it = n.begin(); it != n.end(); ++it) {
-    std::string k = keyOf(it);
+    std::string k = uniqueKey(it, seen, "points[" + std::to_string(index) + "]");
     if (k == "weight") {
       p.weight = toWeight(it->second, "the weight of points[" + std::to_string(index) + "]");
       continue;
@@ -148,9 +171,11 @@ PointSpec parsePoint(const YAML::Node& n, size_t index) {
 
 void parseTop(const YAML::Node& root, DistributionSpec& out) {
   if (!root.IsMap()) fail(root, "a shape distribution must be a map (func, seed, draws, dims, points), not " + kindName(root));
+  std::set<std::string> seen;
   for (auto it = root.begin(); it != root.end(); ++it) {
-    std::string k = keyOf(it);
-    const YAML::Node& v = it->second;
+    std::string k = uniqueKey(it, seen, "the file");
+    // A copy: `it->second` is a proxy that dies with the expression (ASan, fuzz_shapes).
+    const YAML::Node v = it->second;
     if (k == "func") {
       if (!v.IsScalar()) fail(v, "func must be a function name, not " + kindName(v));
       out.func = v.Scalar();
@@ -164,13 +189,24 @@ void parseTop(const YAML::Node& root, DistributionSpec& out) {
       out.draws = toInt(v, "draws");
       out.drawsLoc = locOf(v);
       if (out.draws < 0) fail(v, "draws must be >= 0");
+      if (out.draws > kMaxDraws)
+        fail(v, "draws is " + std::to_string(out.draws) + ", over the limit of " + std::to_string(kMaxDraws));
     } else if (k == "dims") {
       out.dimsLoc = locOf(it->first);
       expectMap(v, "dims");
-      for (auto d = v.begin(); d != v.end(); ++d) out.dims.push_back(parseDim(keyOf(d), d->first, d->second));
+      std::set<std::string> seenDims;
+      for (auto d = v.begin(); d != v.end(); ++d)
+        out.dims.push_back(parseDim(uniqueKey(d, seenDims, "dims"), d->first, d->second));
     } else if (k == "points") {
       if (!v.IsSequence()) fail(v, "points must be a list, not " + kindName(v));
-      for (size_t i = 0; i < v.size(); ++i) out.points.push_back(parsePoint(v[i], i));
+      if (v.size() > size_t(kMaxPoints))
+        fail(v, "points has " + std::to_string(v.size()) + " entries, over the limit of " + std::to_string(kMaxPoints));
+      double total = 0;
+      for (size_t i = 0; i < v.size(); ++i) {
+        out.points.push_back(parsePoint(v[i], i));
+        total += out.points.back().weight;
+        if (!std::isfinite(total)) fail(v[i], "the weights of points add up to more than a double holds");
+      }
     } else {
       fail(it->first, "unknown key '" + k + "' (expected func, seed, draws, dims, points)");
     }
@@ -180,7 +216,7 @@ void parseTop(const YAML::Node& root, DistributionSpec& out) {
 }
 
 std::string located(const std::string& file, YamlLoc l, const std::string& msg) {
-  if (l.line == 0) return file + ": error: " + msg;
+  if (l.line == 0) return file + ":1:1: error: " + msg;  // yaml-cpp marks nothing in an empty file
   return file + ":" + std::to_string(l.line) + ":" + std::to_string(l.col) + ": error: " + msg;
 }
 
@@ -248,14 +284,12 @@ bool parseDistribution(const std::string& file, const std::string& text, Distrib
 }
 
 bool loadDistribution(const std::string& file, DistributionSpec& out, std::string& err) {
-  std::ifstream in(file);
-  if (!in) {
-    err = file + ": error: cannot read the file";
+  std::string text, why;
+  if (!readRegularFile(file, text, &why, uintmax_t(64) << 20)) {
+    err = file + ": error: cannot read the file" + (why.rfind("cannot open", 0) == 0 ? "" : ": " + why);
     return false;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parseDistribution(file, ss.str(), out, err);
+  return parseDistribution(file, text, out, err);
 }
 
 bool expandDistribution(const DistributionSpec& spec, const Function& f, std::vector<WeightedPoint>& out,

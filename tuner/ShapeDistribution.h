@@ -19,6 +19,13 @@
 
 namespace dscc::tuner {
 
+/// Upper bounds parseDistribution enforces (docs/tuning.md): every draw and
+/// point is measured, so these are far above any useful distribution yet
+/// keep a hostile file's cost bounded.
+constexpr int64_t kMaxDraws = 1000000;
+constexpr int64_t kMaxPoints = 100000;
+constexpr int64_t kMaxDistributionValues = 100000;
+
 /// A place in a YAML file (1-based line and column; 0 when unknown).
 struct YamlLoc {
   int line = 0, col = 0;

@@ -3,11 +3,14 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "ir/Diagnostics.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -170,12 +173,39 @@ std::string bindings(const DimBindings& b) {
 
 // --- reading ---
 
+// `line:col`, 1-based; yaml-cpp has no mark for an empty document, which
+// then is at its start.
+std::string markText(const YAML::Mark& m) {
+  if (m.is_null() || m.line < 0) return "1:1";
+  return std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+}
+
 struct ReadError {
   YAML::Mark mark;
   std::string msg;
 };
 
 [[noreturn]] void bad(const YAML::Node& n, const std::string& msg) { throw ReadError{n.Mark(), msg}; }
+
+// A map's keys: each one of `allowed`, each at most once. yaml-cpp keeps a
+// repeated key (and `map[key]` returns the first), so without this a
+// hand-edited file's second entry would be silently ignored.
+void strictKeys(const YAML::Node& map, std::initializer_list<const char*> allowed, const std::string& where) {
+  if (!map.IsMap()) bad(map, where + " must be a map");
+  std::set<std::string> seen;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (!it->first.IsScalar()) bad(it->first, "a key of " + where + " must be a name");
+    const std::string& k = it->first.Scalar();
+    bool known = false;
+    std::string list;
+    for (const char* a : allowed) {
+      known |= k == a;
+      list += (list.empty() ? "" : ", ") + std::string(a);
+    }
+    if (!known) bad(it->first, "unknown key '" + k + "' in " + where + " (expected " + list + ")");
+    if (!seen.insert(k).second) bad(it->first, "duplicate key '" + k + "' in " + where);
+  }
+}
 
 YAML::Node need(const YAML::Node& map, const std::string& key, const std::string& where) {
   if (!map.IsMap()) bad(map, where + " must be a map");
@@ -197,55 +227,102 @@ int64_t integer(const YAML::Node& n, const std::string& what) {
   bad(n, what + " must be an integer");
 }
 
-double number(const YAML::Node& n, const std::string& what) {
-  try {
-    if (n.IsScalar()) return n.as<double>();
-  } catch (const YAML::Exception&) {
-  }
-  bad(n, what + " must be a number");
+// Every count, size and bound in the file is >= 0.
+int64_t count(const YAML::Node& n, const std::string& what) {
+  int64_t v = integer(n, what);
+  if (v < 0) bad(n, what + " must be >= 0, not " + std::to_string(v));
+  return v;
 }
 
+// Times and weights: finite and >= 0 (a weight > 0).
+double number(const YAML::Node& n, const std::string& what, bool positive = false) {
+  double v = 0;
+  bool ok = false;
+  try {
+    if (n.IsScalar()) v = n.as<double>(), ok = true;
+  } catch (const YAML::Exception&) {
+  }
+  if (!ok) bad(n, what + " must be a number");
+  if (!std::isfinite(v)) bad(n, what + " must be finite, not " + n.Scalar());
+  if (positive ? v <= 0 : v < 0) bad(n, what + " must be " + (positive ? "> 0" : ">= 0") + ", not " + n.Scalar());
+  return v;
+}
+
+// Only a configuration the tuner measures (cpuConfigs) can be in a file:
+// anything else was not measured and may not even compile (v3: no such
+// vector width in the versions).
 TuneConfig config(const YAML::Node& n, const std::string& what) {
   auto c = parseConfigName(str(n, what));
+  std::string list;
+  for (const TuneConfig& k : cpuConfigs()) list += (list.empty() ? "" : ", ") + k.name();
   if (!c) bad(n, what + " '" + n.Scalar() + "' is not a configuration like v8.c16384");
+  auto all = cpuConfigs();
+  if (std::find(all.begin(), all.end(), *c) == all.end())
+    bad(n, what + " '" + n.Scalar() + "' is not one the tuner measures (" + list + ")");
   return *c;
 }
 
 KernelTuning readKernel(const YAML::Node& n) {
   KernelTuning k;
-  k.index = static_cast<size_t>(integer(need(n, "index", "a kernel"), "index"));
+  strictKeys(n, {"index", "symbol", "kind", "fingerprint", "size", "points", "measured", "fallback", "ranges",
+                 "expected_ns", "measurements"},
+             "a kernel");
+  k.index = static_cast<size_t>(count(need(n, "index", "a kernel"), "index"));
   std::string w = "kernel " + std::to_string(k.index);
   k.symbol = str(need(n, "symbol", w), "symbol");
   k.kind = str(need(n, "kind", w), "kind");
   k.fingerprint = str(need(n, "fingerprint", w), "fingerprint");
   k.size = str(need(n, "size", w), "size");
-  k.pointsTotal = integer(need(n, "points", w), "points");
+  k.pointsTotal = count(need(n, "points", w), "points");
+  if (YAML::Node m = n["measured"]) count(m, "measured");
   k.line = n.Mark().line + 1;
   if (YAML::Node fb = n["fallback"]) k.fallback = config(fb, "fallback");
   else k.hasFallback = false;
   YAML::Node ranges = need(n, "ranges", w);
   if (!ranges.IsSequence()) bad(ranges, "ranges must be a list");
+  if (ranges.size() > size_t(kMaxTuningRanges))
+    bad(ranges, w + " has " + std::to_string(ranges.size()) + " ranges, over the limit of " +
+                    std::to_string(kMaxTuningRanges));
   for (const auto& r : ranges) {
     TableRange tr;
     tr.line = r.Mark().line + 1;
-    tr.from = integer(need(r, "from", "a range"), "from");
-    tr.to = integer(need(r, "to", "a range"), "to");
+    strictKeys(r, {"from", "to", "config"}, "a range");
+    tr.from = count(need(r, "from", "a range"), "from");
+    tr.to = count(need(r, "to", "a range"), "to");
     tr.config = config(need(r, "config", "a range"), "config");
     if (tr.from > tr.to) bad(r, "range [" + std::to_string(tr.from) + ", " + std::to_string(tr.to) + "] of " + w + " is reversed");
     k.ranges.push_back(tr);
   }
   if (YAML::Node ms = n["measurements"]) {
     if (!ms.IsSequence()) bad(ms, "measurements must be a list");
+    if (ms.size() > size_t(kMaxTuningMeasurements))
+      bad(ms, w + " has " + std::to_string(ms.size()) + " measurements, over the limit of " +
+                  std::to_string(kMaxTuningMeasurements));
     for (const auto& m : ms) {
       Measurement x;
+      strictKeys(m, {"at", "size", "units", "work", "weight", "ns"}, "a measurement");
       YAML::Node at = need(m, "at", "a measurement");
       if (!at.IsMap()) bad(at, "at must be a map of sizes");
-      for (auto it = at.begin(); it != at.end(); ++it) x.at[str(it->first, "a symbol")] = integer(it->second, "a size");
-      x.size = integer(need(m, "size", "a measurement"), "size");
-      x.units = integer(need(m, "units", "a measurement"), "units");
-      x.work = integer(need(m, "work", "a measurement"), "work");
-      x.weight = number(need(m, "weight", "a measurement"), "weight");
+      for (auto it = at.begin(); it != at.end(); ++it) {
+        std::string sym = str(it->first, "a symbol");
+        if (x.at.count(sym)) bad(it->first, "duplicate key '" + sym + "' in at");
+        x.at[sym] = count(it->second, "a size");
+      }
+      x.size = count(need(m, "size", "a measurement"), "size");
+      x.units = count(need(m, "units", "a measurement"), "units");
+      x.work = count(need(m, "work", "a measurement"), "work");
+      x.weight = number(need(m, "weight", "a measurement"), "weight", true);
       YAML::Node ns = need(m, "ns", "a measurement");
+      std::vector<std::string> keep;
+      for (const TuneConfig& c : cpuConfigs()) keep.push_back(c.name());
+      if (!ns.IsMap()) bad(ns, "ns must be a map of configurations to times");
+      std::set<std::string> seenNs;
+      for (auto it = ns.begin(); it != ns.end(); ++it) {
+        std::string c = str(it->first, "a configuration");
+        if (std::find(keep.begin(), keep.end(), c) == keep.end())
+          bad(it->first, "unknown configuration '" + c + "' in ns (the tuner measures v4, v8, v16 with c4096, c16384, c65536)");
+        if (!seenNs.insert(c).second) bad(it->first, "duplicate key '" + c + "' in ns");
+      }
       for (const TuneConfig& c : cpuConfigs()) x.timesNs[c.name()] = number(need(ns, c.name(), "ns"), "a time");
       k.measurements.push_back(std::move(x));
     }
@@ -311,21 +388,25 @@ std::string writeTuning(const TuningFile& t) {
 
 bool readTuning(const std::string& file, TuningFile& out, std::string& err) {
   out = TuningFile{};
-  std::ifstream in(file);
-  if (!in) {
-    err = file + ": error: cannot read the file";
+  std::string text, why;
+  // 64 MiB: far above any tuning file (each range is a line), and a bound on
+  // what a hostile one costs to parse.
+  if (!readRegularFile(file, text, &why, uintmax_t(64) << 20)) {
+    err = file + ": error: cannot read the file" + (why.rfind("cannot open", 0) == 0 ? "" : ": " + why);
     return false;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
   try {
-    YAML::Node root = YAML::Load(ss.str());
-    if (!root.IsMap()) bad(root, "a tuning file must be a map");
+    YAML::Node root = YAML::Load(text);
+    if (!root.IsMap()) bad(root, "a tuning file must be a map, not " + std::string(root.IsNull() ? "empty" : "this"));
     YAML::Node v = need(root, "version", "the file");
     out.version = static_cast<int>(integer(v, "version"));
     if (out.version != kTuningSchemaVersion)
       bad(v, "tuning schema version " + std::to_string(out.version) + " is not supported (this dscc reads version " +
                  std::to_string(kTuningSchemaVersion) + ")");
+    // After the version: a file that is not a tuning file at all says so.
+    strictKeys(root, {"version", "compiler", "target", "device", "func", "source", "shapes", "max_versions", "shard",
+                      "expected_ns", "kernels"},
+               "the file");
     out.compiler = str(need(root, "compiler", "the file"), "compiler");
     out.target = str(need(root, "target", "the file"), "target");
     out.device = str(need(root, "device", "the file"), "device");
@@ -333,15 +414,30 @@ bool readTuning(const std::string& file, TuningFile& out, std::string& err) {
     if (YAML::Node s = root["source"]) out.source = str(s, "source");
     if (YAML::Node s = root["shapes"]) out.shapes = str(s, "shapes");
     if (YAML::Node s = root["shard"]) out.shard = str(s, "shard");
-    out.maxVersions = static_cast<int>(integer(need(root, "max_versions", "the file"), "max_versions"));
+    YAML::Node mv = need(root, "max_versions", "the file");
+    int64_t maxV = integer(mv, "max_versions");
+    if (maxV < 1 || maxV > kMaxTuningVersions)
+      bad(mv, "max_versions must be in [1, " + std::to_string(kMaxTuningVersions) + "], not " + std::to_string(maxV));
+    out.maxVersions = static_cast<int>(maxV);
     YAML::Node ks = need(root, "kernels", "the file");
     if (!ks.IsSequence()) bad(ks, "kernels must be a list");
-    for (const auto& k : ks) out.kernels.push_back(readKernel(k));
+    if (ks.size() > size_t(kMaxTuningKernels))
+      bad(ks, "the file has " + std::to_string(ks.size()) + " kernels, over the limit of " +
+                  std::to_string(kMaxTuningKernels));
+    std::map<size_t, int> lineOfIndex;
+    for (const auto& kn : ks) {
+      KernelTuning k = readKernel(kn);
+      auto [it, fresh] = lineOfIndex.emplace(k.index, k.line);
+      if (!fresh)
+        bad(kn, "duplicate entry for kernel " + std::to_string(k.index) + " (first at line " +
+                    std::to_string(it->second) + ")");
+      out.kernels.push_back(std::move(k));
+    }
   } catch (const ReadError& e) {
-    err = file + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": error: " + e.msg;
+    err = file + ":" + markText(e.mark) + ": error: " + e.msg;
     return false;
   } catch (const YAML::Exception& e) {
-    err = file + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": error: bad YAML: " + e.msg;
+    err = file + ":" + markText(e.mark) + ": error: bad YAML: " + e.msg;
     return false;
   }
   // Ranges are kept as written (they may be edited by hand; `dscc compile`

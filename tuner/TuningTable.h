@@ -21,6 +21,13 @@ namespace dscc::tuner {
 
 /// The version of the YAML schema (docs/tuning.md).
 constexpr int kTuningSchemaVersion = 1;
+/// Upper bounds readTuning enforces (docs/tuning.md, docs/limits.md): the
+/// tuner writes at most max_versions ranges per kernel, so these leave room
+/// for hand edits while keeping a hostile file's cost small.
+constexpr int64_t kMaxTuningVersions = 64;
+constexpr int64_t kMaxTuningRanges = 1024;
+constexpr int64_t kMaxTuningKernels = 100000;
+constexpr int64_t kMaxTuningMeasurements = 100000;
 /// What writes the files (`compiler:` in the YAML).
 constexpr const char* kCompilerVersion = "dscc 0.1.0 (LLVM 19)";
 

@@ -161,7 +161,7 @@ def main():
         g = os.path.join(tmp, "g16.npy")
         np.save(g, np.ones(8, dtype=np.float16))
         rc, out, err = run([dscc, "run", so, "-i", f"x={x}", "-i", f"g={g}", "-i", f"b={g}"])
-        report("f32 .npy for an f16 argument is refused", rc == 1 and "input 0 has dtype f32; expected f16" in err,
+        report("f32 .npy for an f16 argument is refused", rc == 1 and "input 0 (%x) has dtype f32; expected f16" in err,
                f"rc={rc}: {err.strip()[-200:]}")
         text = open(os.path.join(WORKLOADS, "bert_layer.dsc")).read()
         src = os.path.join(tmp, "bert_f16.dsc")

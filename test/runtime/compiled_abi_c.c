@@ -219,7 +219,62 @@ int main(int argc, char** argv) {
   s = MODEL_RUN(ctx, in, 3, &res, 0);
   expect_status(ctx, s, DSCC_INVALID_ARGUMENT, "0 outputs");
 
-  /* 7. The model still works after all those failures. */
+  /* 7. Misuse the ABI can check (docs/abi.md): none may crash. */
+  set_inputs(in, dx, dg, db, x, g, b);
+  res.data = NULL;
+  res.dtype = DSCC_F32;
+  s = MODEL_RUN(NULL, in, 3, &res, 1);
+  expect_status(NULL, s, DSCC_INVALID_ARGUMENT, "a NULL context");
+  expect(res.data == NULL, "no output allocated for a NULL context");
+  s = MODEL_RUN(ctx, NULL, 3, &res, 1);
+  expect_status(ctx, s, DSCC_INVALID_ARGUMENT, "NULL inputs");
+  s = MODEL_RUN(ctx, in, 3, NULL, 1);
+  expect_status(ctx, s, DSCC_INVALID_ARGUMENT, "NULL outputs");
+  in[0].data = NULL;
+  s = MODEL_RUN(ctx, in, 3, &res, 1);
+  expect_status(ctx, s, DSCC_INVALID_ARGUMENT, "x with elements and NULL data");
+  expect(strstr(dscc_status_message(ctx), "(%x)") != NULL, "the message names %x");
+  set_inputs(in, dx, dg, db, x, g, b);
+  in[0].dims = NULL;
+  s = MODEL_RUN(ctx, in, 3, &res, 1);
+  expect_status(ctx, s, DSCC_INVALID_ARGUMENT, "x with NULL dims");
+  set_inputs(in, dx, dg, db, x, g, b);
+  in[1].data = (char*)g + 1;
+  s = MODEL_RUN(ctx, in, 3, &res, 1);
+  expect_status(ctx, s, DSCC_INVALID_ARGUMENT, "g not aligned to its 4-byte elements");
+  expect(strstr(dscc_status_message(ctx), "(%g)") != NULL, "the message names %g");
+  set_inputs(in, dx, dg, db, x, g, b);
+  in[2].dtype = (dscc_dtype)99;
+  s = MODEL_RUN(ctx, in, 3, &res, 1);
+  expect_status(ctx, s, DSCC_INVALID_ARGUMENT, "b with a dtype value that is no dtype");
+  set_inputs(in, dx, dg, db, x, g, b);
+  in[1].dtype = DSCC_I32;
+  s = MODEL_RUN(ctx, in, 3, &res, 1);
+  expect_status(ctx, s, DSCC_SHAPE_MISMATCH, "g of dtype i32");
+  expect(strstr(dscc_status_message(ctx), "input 1 (%g) has dtype i32; expected f32") != NULL,
+         "a dtype mismatch names the input and both dtypes");
+  /* An output aliasing an input: refused before anything is written. */
+  set_inputs(in, dx, dg, db, x, g, b);
+  dout[0] = n;
+  dout[1] = d;
+  res.data = x;
+  s = MODEL_RUN(ctx, in, 3, &res, 1);
+  expect_status(ctx, s, DSCC_INVALID_ARGUMENT, "an output aliasing input x");
+  if (n * d > 1) {
+    res.data = x + 1;
+    s = MODEL_RUN(ctx, in, 3, &res, 1);
+    expect_status(ctx, s, DSCC_INVALID_ARGUMENT, "an output overlapping input x");
+  }
+  /* Dims whose element count overflows 64 bits. */
+  dx[0] = (int64_t)1 << 40;
+  dx[1] = (int64_t)1 << 40;
+  res.data = NULL;
+  s = MODEL_RUN(ctx, in, 3, &res, 1);
+  expect(s != DSCC_OK, "dims of 2^80 elements are refused");
+  dx[0] = n;
+  dx[1] = d;
+
+  /* 8. The model still works after all those failures. */
   res.data = out;
   res.dtype = DSCC_F32;
   dout[0] = n;
