@@ -33,6 +33,15 @@ std::string kernelLegality(const Operation& fusion, bool gpu) {
     for (const auto& op : fusion.body) {
       if (op->kind != OpKind::Matmul) continue;
       DType dt = op->operands[0]->type.dtype;
+      // Batch dims that may broadcast only at run time (neither equal nor 1)
+      // have no strided-batch GEMM layout: a generic kernel takes them.
+      const Type &ta = op->operands[0]->type, &tb = op->operands[1]->type;
+      if (ta.rank() >= 3 && tb.rank() >= 3)
+        for (size_t k = 1; k + 2 <= std::min(ta.rank(), tb.rank()); ++k) {
+          const DimExpr &x = ta.dims[ta.rank() - 2 - k], &y = tb.dims[tb.rank() - 2 - k];
+          bool one = (x.isConst() && x.constValue() == 1) || (y.isConst() && y.constValue() == 1);
+          if (!(x == y) && !one) return "codegen: batch dims of the matmul may broadcast only at run time";
+        }
       if (dt == DType::F32 || (gpu && (dt == DType::F16 || dt == DType::BF16))) return "";
       return "codegen: no GEMM routine for a matmul of " + std::string(dtypeName(dt)) + (gpu ? "" : " on the cpu");
     }
