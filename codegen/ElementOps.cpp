@@ -4,6 +4,7 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 
+#include "codegen/VectorMath.h"
 #include "ir/IndexMap.h"
 
 namespace dscc::codegen {
@@ -42,12 +43,28 @@ llvm::Value* libm(llvm::IRBuilderBase& b, const char* f32Name, const char* f64Na
 
 llvm::Value* fconst(llvm::Type* t, double v) { return llvm::ConstantFP::get(t, v); }
 
+// f32 math on the CPU is inline polynomials (codegen/VectorMath.h); the GPU
+// keeps libdevice's functions, and f64 keeps libm and libmvec.
+bool inlineMath(llvm::IRBuilderBase& b, llvm::Value* x) {
+  return x->getType()->getScalarType()->isFloatTy() &&
+         !llvm::StringRef(moduleOf(b).getTargetTriple()).starts_with("nvptx");
+}
+
+llvm::Value* tanhOf(llvm::IRBuilderBase& b, llvm::Value* x) {
+  return inlineMath(b, x) ? emitFastTanhF32(b, x) : libm(b, "tanhf", "tanh", x);
+}
+
+llvm::Value* erfOf(llvm::IRBuilderBase& b, llvm::Value* x) {
+  return inlineMath(b, x) ? emitFastErfF32(b, x) : libm(b, "erff", "erf", x);
+}
+
 // exp(x), with results below the smallest normal number flushed to 0 (an
 // absolute difference under 1.2e-38 in f32, 2.3e-308 in f64). Vector math
 // libraries compute such lanes on a slow scalar path, and a masked softmax
 // (scores of -1e4 and less) sends every row there. NaN stays NaN.
 llvm::Value* expOf(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Type* t = x->getType();
+  if (inlineMath(b, x)) return emitFastExpF32(b, x);
   double lo = t->isFloatTy() ? -87.33654 : -708.39641;  // ln(FLT_MIN), ln(DBL_MIN)
   llvm::Value* tiny = b.CreateFCmpOLT(x, fconst(t, lo));
   llvm::Value* e = b.CreateUnaryIntrinsic(llvm::Intrinsic::exp, b.CreateSelect(tiny, fconst(t, 0.0), x));
@@ -113,10 +130,10 @@ llvm::Value* unaryFloat(llvm::IRBuilderBase& b, const Operation& op, llvm::Value
     case OpKind::Log: return b.CreateUnaryIntrinsic(llvm::Intrinsic::log, x);
     case OpKind::Sqrt: return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
     case OpKind::Rsqrt: return b.CreateFDiv(one(), b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
-    case OpKind::Tanh: return libm(b, "tanhf", "tanh", x);
+    case OpKind::Tanh: return tanhOf(b, x);
     case OpKind::Sigmoid:
       return b.CreateFDiv(one(), b.CreateFAdd(one(), expOf(b, b.CreateFNeg(x))));
-    case OpKind::Erf: return libm(b, "erff", "erf", x);
+    case OpKind::Erf: return erfOf(b, x);
     // x < 0 ? 0 : x keeps NaN, like numpy maximum(x, 0).
     case OpKind::Relu: return b.CreateSelect(b.CreateFCmpOLT(x, fconst(t, 0.0)), fconst(t, 0.0), x);
     case OpKind::Gelu: {
@@ -126,9 +143,9 @@ llvm::Value* unaryFloat(llvm::IRBuilderBase& b, const Operation& op, llvm::Value
         // 0.5*x*(1 + tanh(sqrt(2/pi) * (x + 0.044715*x^3))), in the interpreter's order.
         llvm::Value* cube = b.CreateFMul(b.CreateFMul(b.CreateFMul(fconst(t, 0.044715), x), x), x);
         llvm::Value* inner = b.CreateFMul(fconst(t, 0.7978845608028654), b.CreateFAdd(x, cube));
-        return b.CreateFMul(halfX, b.CreateFAdd(one(), libm(b, "tanhf", "tanh", inner)));
+        return b.CreateFMul(halfX, b.CreateFAdd(one(), tanhOf(b, inner)));
       }
-      llvm::Value* e = libm(b, "erff", "erf", b.CreateFDiv(x, fconst(t, 1.4142135623730951)));
+      llvm::Value* e = erfOf(b, b.CreateFDiv(x, fconst(t, 1.4142135623730951)));
       return b.CreateFMul(halfX, b.CreateFAdd(one(), e));
     }
     case OpKind::Floor: return b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);

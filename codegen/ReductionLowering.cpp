@@ -161,7 +161,15 @@ class Emitter {
       const Operation* op = p_.defOf.at(v);
       std::vector<llvm::Value*> args;
       for (const Value* o : op->operands) args.push_back(eval(o, f, c));
-      x = emitElementwiseOp(b_, *op, args);
+      if (op->kind == OpKind::Div && args[1]->getType()->isFloatingPointTy() && !p_.elem(op->operands[1], f) &&
+          isFloat(v->type.dtype) && v->type.dtype != DType::F16 && v->type.dtype != DType::BF16) {
+        // A division by a per-row value (a softmax's sum) is a multiplication
+        // by its reciprocal, which LICM takes out of the loop: within 1.5 ULP
+        // of the quotient, and a divide is the slowest vector instruction.
+        x = b_.CreateFMul(args[0], b_.CreateFDiv(llvm::ConstantFP::get(args[1]->getType(), 1.0), args[1]));
+      } else {
+        x = emitElementwiseOp(b_, *op, args);
+      }
       x->setName(v->name);
     }
     c.memo[key] = x;
@@ -349,6 +357,48 @@ class Emitter {
     storeElement(b_, dt, v, b_.CreateInBoundsGEP(storageType(ctx_, dt), out_[i], at), align);
   }
 
+  // Reads back an element of result i that this unit stored.
+  llvm::Value* loadOut(size_t i, llvm::Value* at, bool blockStart) {
+    DType dt = p_.fusion->result(i)->type.dtype;
+    uint64_t align = blockStart && v_.alignedBlocks && W_ > 1 ? static_cast<uint64_t>(W_) * dtypeSize(dt) : 0;
+    return loadElement(b_, dt, b_.CreateInBoundsGEP(storageType(ctx_, dt), out_[i], at), align);
+  }
+
+  // True when yield `v` is computed from `of`.
+  bool dependsOn(const Value* v, const Value* of) const {
+    if (v == of) return true;
+    auto d = p_.defOf.find(v);
+    if (d == p_.defOf.end()) return false;
+    for (const Value* o : d->second->operands)
+      if (dependsOn(o, of)) return true;
+    return false;
+  }
+
+  // The value the last phase reduces and the final loop reads again (a
+  // softmax's exp(x - max)), and the element result whose row can hold it in
+  // between: the last phase stores it there, the final loop loads it back
+  // before overwriting the element, instead of computing it twice. CPU only
+  // (a GPU thread's row cache keeps it in registers), and only where the
+  // result holds the value exactly (the same f32 or f64 dtype).
+  std::pair<const Value*, size_t> outputScratch() const {
+    if (lanes_ != 1 || p_.phases < 1) return {nullptr, 0};
+    for (const Operation* red : p_.reductions) {
+      if (p_.phase.at(red) != p_.phases - 1) continue;
+      const Value* v = red->operands[0];
+      DType dt = v->type.dtype;
+      if ((dt != DType::F32 && dt != DType::F64) || p_.inputIndex.count(v) || !p_.defOf.count(v) ||
+          !p_.elem(v, Frame::Full))
+        continue;
+      bool used = false;
+      for (size_t i = 0; i < out_.size(); ++i)
+        if (p_.resultElem[i] && dependsOn(p_.fusion->yields[i], v)) used = true;
+      if (!used) continue;
+      for (size_t i = 0; i < out_.size(); ++i)
+        if (p_.resultElem[i] && p_.fusion->result(i)->type.dtype == dt) return {v, i};
+    }
+    return {nullptr, 0};
+  }
+
   // Lane accumulators for a set of reductions: init, accumulate, fold.
   // Accumulator arrays in the order of the reductions (so the IR is deterministic).
   using Accs = std::vector<std::pair<const Operation*, llvm::Value*>>;
@@ -450,6 +500,7 @@ class Emitter {
   // --- stitch: one row per unit, one loop per phase -------------------------
   void emitStitch(llvm::Value* lo, llvm::Value* hi) {
     llvm::Value* L = spaceDim_.back();
+    auto [scratchValue, scratchOut] = outputScratch();
     loop(lo, hi, 1, "row", [&](llvm::Value* r) {
       Ctx row = rowCtx(r);
       llvm::Value* rowBase = b_.CreateMul(r, L, "rowbase", true, true);
@@ -462,6 +513,9 @@ class Emitter {
         auto acc = [&](llvm::Value* j, int lane, int it) {
           Ctx e = elemCtx(row, j, hb, lane, it);
           for (auto [red, arr] : accs) accumulate(*red, arr, idx(lane), e);
+          if (scratchValue && ph == p_.phases - 1)
+            store(scratchOut, eval(scratchValue, Frame::Full, e), b_.CreateAdd(rowBase, j, "", true, true),
+                  e.blockStart);
         };
         if (cacheIters_) cachedRowLoop(L, "phase" + std::to_string(ph) + ".j", acc);
         else rowLoop(L, "phase" + std::to_string(ph) + ".j", [&](llvm::Value* j, int lane) { acc(j, lane, -1); });
@@ -477,6 +531,7 @@ class Emitter {
       auto fin = [&](llvm::Value* j, int lane, int it) {
         Ctx e = elemCtx(row, j, hb, lane, it);
         llvm::Value* at = b_.CreateAdd(rowBase, j, "", true, true);
+        if (scratchValue) e.memo[{scratchValue, Frame::Full}] = loadOut(scratchOut, at, e.blockStart);
         for (size_t i = 0; i < out_.size(); ++i)
           if (p_.resultElem[i]) store(i, eval(p_.fusion->yields[i], Frame::Full, e), at, e.blockStart);
       };
