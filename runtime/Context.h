@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/BlockCache.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/dscc_runtime.h"
 
@@ -17,6 +18,8 @@ struct dscc_context {
 
   /// The pool every parallel call on this context uses.
   dscc::runtime::ThreadPool pool;
+  /// Blocks freed by dscc_free(this, ...), for the next dscc_alloc(this, ...).
+  dscc::runtime::BlockCache blocks;
   /// Distinct for every context ever created, so a new context that gets a
   /// released one's address does not inherit error messages recorded for it.
   const uint64_t id;

@@ -211,21 +211,53 @@ int64_t dscc_tensor_numel(const dscc_tensor* tensor) {
   return n;
 }
 
+namespace {
+
+// Every dscc_alloc block starts with this header, one alignment unit before
+// the pointer handed out, so dscc_free knows the capacity whichever context
+// (or none) frees it.
+struct BlockHeader {
+  size_t capacity;  // bytes after the header
+  uint64_t magic;
+};
+constexpr uint64_t kBlockMagic = 0x64736363626c6b31;  // "dsccblk1"
+static_assert(sizeof(BlockHeader) <= kAlignment);
+
+}  // namespace
+
 void* dscc_alloc(dscc_context* ctx, size_t bytes) {
-  void* p = nullptr;
-  // aligned_alloc wants a multiple of the alignment; a zero request still gets
-  // a block so that the pointer is distinct and non-null.
-  if (bytes <= std::numeric_limits<size_t>::max() - kAlignment)
-    p = std::aligned_alloc(kAlignment, std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment));
-  if (!p) {
+  // Whole alignment units, at least one: a zero request still gets a distinct, non-null block.
+  if (bytes > std::numeric_limits<size_t>::max() - 2 * kAlignment) {
+    fail(ctx, DSCC_OUT_OF_MEMORY, "dscc_alloc: could not allocate " + std::to_string(bytes) + " bytes");
+    return nullptr;
+  }
+  size_t capacity = std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+  void* raw = ctx ? ctx->blocks.take(capacity, capacity) : nullptr;
+  if (!raw) raw = std::aligned_alloc(kAlignment, capacity + kAlignment);
+  if (!raw) {
     guarded(ctx, "dscc_alloc", [&] {
       return fail(ctx, DSCC_OUT_OF_MEMORY, "dscc_alloc: could not allocate " + std::to_string(bytes) + " bytes");
     });
+    return nullptr;
   }
-  return p;
+  auto* h = static_cast<BlockHeader*>(raw);
+  h->capacity = capacity;
+  h->magic = kBlockMagic;
+  return static_cast<char*>(raw) + kAlignment;
 }
 
-void dscc_free(dscc_context* ctx, void* ptr) { std::free(ptr); }
+void dscc_free(dscc_context* ctx, void* ptr) {
+  if (!ptr) return;
+  void* raw = static_cast<char*>(ptr) - kAlignment;
+  auto* h = static_cast<BlockHeader*>(raw);
+  if (h->magic != kBlockMagic) {
+    // Not from dscc_alloc, or freed twice: the heap may be corrupt already.
+    std::fputs("dscc_free: the pointer was not returned by dscc_alloc, or was freed twice\n", stderr);
+    std::abort();
+  }
+  h->magic = 0;
+  if (!ctx || !ctx->blocks.put(raw, h->capacity)) std::free(raw);
+}
 
 dscc_status dscc_tensor_alloc(dscc_context* ctx, dscc_tensor* tensor) {
   return guarded(ctx, "dscc_tensor_alloc", [&] {
@@ -253,7 +285,7 @@ dscc_status dscc_tensor_alloc(dscc_context* ctx, dscc_tensor* tensor) {
 
 void dscc_tensor_free(dscc_tensor* tensor) {
   if (!tensor) return;
-  std::free(tensor->data);
+  dscc_free(nullptr, tensor->data);
   tensor->data = nullptr;
 }
 

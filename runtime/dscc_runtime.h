@@ -106,10 +106,11 @@ int64_t dscc_tensor_numel(const dscc_tensor* tensor);
 /// Allocates `bytes` bytes aligned to 64 (a cache line, the widest vector), for
 /// buffers of generated code. 0 bytes gives a valid, distinct pointer. Returns
 /// NULL with DSCC_OUT_OF_MEMORY recorded on failure. `ctx` may be NULL; memory
-/// from one context may be freed with another or with NULL.
+/// from one context may be freed with another or with NULL. A context reuses
+/// blocks freed on it (docs/abi.md), so per-call buffers stay mapped.
 void* dscc_alloc(dscc_context* ctx, size_t bytes);
 
-/// Frees memory from dscc_alloc; NULL is a no-op.
+/// Frees memory from dscc_alloc (into `ctx`'s cache of blocks when `ctx` is not NULL); NULL is a no-op.
 void dscc_free(dscc_context* ctx, void* ptr);
 
 /// Allocates `tensor->data` (64-byte aligned) for the tensor's dims and dtype.

@@ -505,6 +505,38 @@ TEST(RuntimeMemory, AlignedAllocation) {
   EXPECT_EQ(dscc_alloc(nullptr, size_t{1} << 62), nullptr);
 }
 
+TEST(RuntimeMemory, FreedBlocksAreReusedByTheirContext) {
+  ContextPtr a = makeContext(1), b = makeContext(1);
+  const size_t big = size_t{48} << 20;  // a model arena's size
+  void* p = dscc_alloc(a.get(), big);
+  ASSERT_NE(p, nullptr);
+  std::memset(p, 1, big);
+  dscc_free(a.get(), p);
+  // The same size again, and a slightly smaller one: the cached block.
+  void* q = dscc_alloc(a.get(), big);
+  EXPECT_EQ(q, p);
+  dscc_free(a.get(), q);
+  void* r = dscc_alloc(a.get(), big - 4096);
+  EXPECT_EQ(r, p);
+  // A block far smaller is not served from the big one.
+  void* small = dscc_alloc(a.get(), 1000);
+  EXPECT_NE(small, p);
+  dscc_free(b.get(), small);  // any context may free a block, as before
+  dscc_free(a.get(), r);
+  // Another context does not see a's cache; NULL frees for real.
+  void* s = dscc_alloc(b.get(), big);
+  EXPECT_NE(s, p);
+  dscc_free(nullptr, s);
+  // Many blocks: the cache stays bounded and every block stays usable.
+  std::vector<void*> many;
+  for (int i = 0; i < 40; ++i) many.push_back(dscc_alloc(a.get(), size_t(i + 1) << 16));
+  for (void* m : many) {
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(m) % 64, 0u);
+    dscc_free(a.get(), m);
+  }
+}
+
 TEST(RuntimeMemory, TensorAllocAndFree) {
   int64_t dims[] = {3, 5};
   dscc_tensor t{nullptr, dims, 2, DSCC_F64};
