@@ -407,12 +407,42 @@ class Emitter {
     for (const Operation* r : reds) {
       accs.emplace_back(r, accArray(*r, W_));
       for (int l = 0; l < W_; ++l) b_.CreateStore(accInit(*r), slot(*r, accs.back().second, idx(l)));
+      if (splitNaN(*r)) {
+        llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
+        llvm::Value* flag = eb.CreateAlloca(b_.getInt1Ty(), nullptr, "nan." + r->result()->name);
+        b_.CreateStore(b_.getFalse(), flag);
+        nanFlag_[accs.back().second] = flag;
+      }
     }
     return accs;
+  }
+  // A float max/min of a scalar CPU version keeps "some element was NaN" in
+  // a flag of its own and the maximum of the others in maxnum/minnum: both
+  // are reductions LLVM's loop vectoriser widens, where the NaN-propagating
+  // llvm.maximum leaves the loop scalar (half the time of a softmax of short
+  // rows went there). The result is NaN when the flag is set, as in numpy.
+  bool splitNaN(const Operation& r) const {
+    return W_ == 1 && lanes_ == 1 && (r.kind == OpKind::ReduceMax || r.kind == OpKind::ReduceMin) &&
+           isFloat(r.result()->type.dtype) &&
+           !llvm::StringRef(entry_->getModule()->getTargetTriple()).starts_with("nvptx");
   }
   void accumulate(const Operation& r, llvm::Value* arr, llvm::Value* i, Ctx& c) {
     llvm::Value* s = slot(r, arr, i);
     llvm::Value* x = widen(r, eval(r.operands[0], Frame::Full, c));
+    if (auto f = nanFlag_.find(arr); f != nanFlag_.end()) {
+      b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), f->second), b_.CreateFCmpUNO(x, x)), f->second);
+      auto id = r.kind == OpKind::ReduceMax ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum;
+      // nnan: a NaN lane makes the accumulator poison, but the flag then
+      // selects NaN in place of it, so no poison is ever used; and with it
+      // the vectoriser takes the loop and x86 needs one vmaxps.
+      llvm::FastMathFlags fmf;
+      fmf.setNoNaNs();
+      fmf.setNoSignedZeros();
+      llvm::Value* m = b_.CreateBinaryIntrinsic(id, b_.CreateLoad(accType(r), s), x);
+      llvm::cast<llvm::Instruction>(m)->setFastMathFlags(fmf);
+      b_.CreateStore(m, s);
+      return;
+    }
     b_.CreateStore(combine(r, b_.CreateLoad(accType(r), s), x), s);
   }
   // The accumulator of `r` over this thread's W lanes and, with a GPU group,
@@ -420,6 +450,8 @@ class Emitter {
   llvm::Value* combinedLanes(const Operation& r, llvm::Value* arr) {
     llvm::Value* a = b_.CreateLoad(accType(r), slot(r, arr, idx(0)));
     for (int l = 1; l < W_; ++l) a = combine(r, a, b_.CreateLoad(accType(r), slot(r, arr, idx(l))));
+    if (auto f = nanFlag_.find(arr); f != nanFlag_.end())
+      a = b_.CreateSelect(b_.CreateLoad(b_.getInt1Ty(), f->second), llvm::ConstantFP::getNaN(a->getType()), a);
     if (lanes_ == 1) return a;
     Combine c = [&](llvm::Value* x, llvm::Value* y) { return combine(r, x, y); };
     return lanes_ == 32 ? emitWarpAllReduce(b_, a, c)
@@ -501,8 +533,43 @@ class Emitter {
   void emitStitch(llvm::Value* lo, llvm::Value* hi) {
     llvm::Value* L = spaceDim_.back();
     auto [scratchValue, scratchOut] = outputScratch();
+    // CPU: the kept indices of row r come from an odometer started at lo
+    // and stepped per row, not from divisions per row (a row of 18
+    // elements spent a third of its time dividing).
+    std::vector<llvm::AllocaInst*> odometer;
+    if (lanes_ == 1 && keptDim_.size() > 1 &&
+        !llvm::StringRef(b_.GetInsertBlock()->getModule()->getTargetTriple()).starts_with("nvptx")) {
+      std::vector<llvm::Value*> start = unflatten(lo, keptDim_);
+      llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
+      for (size_t q = 0; q < start.size(); ++q) {
+        odometer.push_back(eb.CreateAlloca(it_, nullptr, "row.ix" + std::to_string(q)));
+        b_.CreateStore(start[q], odometer.back());
+      }
+    }
+    auto advance = [&] {
+      if (odometer.empty()) return;
+      llvm::Value* carry = b_.getTrue();
+      for (size_t q = odometer.size(); q-- > 0;) {
+        llvm::Value* i = b_.CreateLoad(it_, odometer[q]);
+        llvm::Value* next = b_.CreateAdd(i, b_.CreateZExt(carry, it_), "", true, true);
+        if (q == 0) {
+          b_.CreateStore(next, odometer[q]);
+          break;
+        }
+        llvm::Value* wrap = b_.CreateICmpEQ(next, keptDim_[q]);
+        b_.CreateStore(b_.CreateSelect(wrap, idx(0), next), odometer[q]);
+        carry = wrap;
+      }
+    };
     loop(lo, hi, 1, "row", [&](llvm::Value* r) {
-      Ctx row = rowCtx(r);
+      Ctx row;
+      if (odometer.empty()) {
+        row = rowCtx(r);
+      } else {
+        for (llvm::AllocaInst* a : odometer) row.rows.push_back(b_.CreateLoad(it_, a));
+        row.full = row.rows;
+        row.full.push_back(nullptr);
+      }
       llvm::Value* rowBase = b_.CreateMul(r, L, "rowbase", true, true);
       for (int ph = 0; ph < p_.phases; ++ph) {
         std::vector<const Operation*> reds;
@@ -526,7 +593,7 @@ class Emitter {
         if (p_.resultElem[i]) anyElem = true;
         else storeOnce(i, eval(p_.fusion->yields[i], p_.resultFrame[i], row), r);
       }
-      if (!anyElem) return;
+      if (!anyElem) return advance();
       llvm::BasicBlock* hb = hoistBlock("final");
       auto fin = [&](llvm::Value* j, int lane, int it) {
         Ctx e = elemCtx(row, j, hb, lane, it);
@@ -538,6 +605,7 @@ class Emitter {
       if (cacheIters_) cachedRowLoop(L, "final.j", fin);
       else rowLoop(L, "final.j", [&](llvm::Value* j, int lane) { fin(j, lane, -1); });
       rowCache_.clear();  // the next row's loads fill new registers
+      advance();
     });
   }
 
@@ -822,6 +890,7 @@ class Emitter {
   llvm::LLVMContext& ctx_;
   KernelVariant v_;
   int W_;
+  std::map<llvm::Value*, llvm::Value*> nanFlag_;  // splitNaN: accumulator array -> its NaN flag
   int splitPhase_ = -1;             // Split: the launch this body is (phase, or phases: the stores)
   llvm::Value* ws_ = nullptr;       // Split: the workspace of partials
   llvm::Value* chunks64_ = nullptr; // Split: chunks per row

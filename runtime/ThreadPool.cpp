@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 
 namespace dscc::runtime {
@@ -21,9 +22,37 @@ struct ThreadPool::Job {
   // Both below are guarded by the pool's mutex_. A worker registers as a helper
   // while the job is queued; once the caller has unqueued it, the helper count
   // can only fall, and the caller returns (destroying the job) at zero.
-  int helpers = 0;
+  // helpers is atomic only so that a spinning caller may read it unlocked.
+  std::atomic<int> helpers{0};
   bool queued = true;
 };
+
+namespace {
+
+// How long an idle thread spins before it sleeps: longer than the gap between
+// two kernel launches of a model, short next to a request's time.
+constexpr int64_t kSpinMicros = 50;
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// Spins until `done()` or kSpinMicros have passed; returns done().
+template <class F>
+bool spinFor(F&& done) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicros);
+  for (int i = 0;; ++i) {
+    if (done()) return true;
+    cpuRelax();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() >= until) return done();
+  }
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(int numThreads) : numThreads_(std::max(numThreads, 1)) {
   workers_.reserve(numThreads_ - 1);
@@ -68,12 +97,18 @@ void ThreadPool::runChunks(Job& job) {
 void ThreadPool::unqueueLocked(Job& job) {
   if (!job.queued) return;
   queue_.erase(std::find(queue_.begin(), queue_.end(), &job));
+  queued_.store(static_cast<int64_t>(queue_.size()), std::memory_order_release);
   job.queued = false;
 }
 
 void ThreadPool::workerLoop() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
+    if (queue_.empty() && !stopping_) {
+      lock.unlock();
+      spinFor([this] { return queued_.load(std::memory_order_acquire) > 0; });
+      lock.lock();
+    }
     wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
     if (stopping_) return;
     Job& job = *queue_.front();
@@ -109,6 +144,7 @@ void ThreadPool::parallelFor(int64_t begin, int64_t end, int64_t grain, Body bod
   {
     std::lock_guard<std::mutex> lock(mutex_);
     queue_.push_back(&job);
+    queued_.store(static_cast<int64_t>(queue_.size()), std::memory_order_release);
   }
   // Wake only as many workers as there are chunks beyond the caller's own.
   const int64_t helpersWanted = std::min<int64_t>(numChunks - 1, static_cast<int64_t>(workers_.size()));
@@ -123,7 +159,13 @@ void ThreadPool::parallelFor(int64_t begin, int64_t end, int64_t grain, Body bod
   {
     std::unique_lock<std::mutex> lock(mutex_);
     unqueueLocked(job);
-    finished_.wait(lock, [&job] { return job.helpers == 0; });
+    if (job.helpers.load() > 0) {
+      // Helpers finish their last chunks about when the caller does.
+      lock.unlock();
+      spinFor([&job] { return job.helpers.load(std::memory_order_acquire) == 0; });
+      lock.lock();
+    }
+    finished_.wait(lock, [&job] { return job.helpers.load() == 0; });
   }
   if (job.error) std::rethrow_exception(job.error);
 }

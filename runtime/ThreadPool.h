@@ -1,6 +1,7 @@
 // A fixed-size thread pool whose parallel loops are safe for concurrent and nested callers.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -23,6 +24,11 @@ namespace dscc::runtime {
 /// pool neither deadlock nor serialize, and a body may itself call
 /// parallelFor (the nested call is just another job). A mutex guards only the
 /// queue, never the running of a body.
+///
+/// An idle worker, and a caller waiting for its helpers, spin for a short
+/// while (kSpinMicros) before sleeping on a condition variable: a model runs
+/// its kernels back to back, and a futex wake-up per kernel launch costs more
+/// than a small kernel does.
 class ThreadPool {
  public:
   /// The body of a loop as the C ABI passes it: processes [begin, end) of the data behind `closure`.
@@ -75,6 +81,8 @@ class ThreadPool {
   std::condition_variable wake_;     // workers: a job was queued or the pool is stopping
   std::condition_variable finished_; // callers: a helper left a job
   std::deque<Job*> queue_;           // jobs that may still have chunks to claim, oldest first
+  // queue_.size(), written under mutex_, read without it by spinning workers.
+  std::atomic<int64_t> queued_{0};
   bool stopping_ = false;
 };
 

@@ -567,10 +567,29 @@ func @main(%x: f32[N, D]) -> (f32[N], f32[N], f32[D]) {
   return %mx, %mn, %cm
 }
 )";
-  Options o{Data::Mixed, 2, [](std::vector<Tensor>& in) {
-              if (in[0].numel() > 3) in[0].setF(3, std::nan(""));
-            }};
-  checkProgram(text, grid({{"N", {2, 7}}, {"D", {8, 9}}}), o);
+  // NaN in the first row's head, in the middle (inside a vectorised loop
+  // body for long rows) and at the very end (a remainder iteration).
+  auto nans = [](std::vector<Tensor>& in) {
+    int64_t n = in[0].numel();
+    if (n > 3) in[0].setF(3, std::nan(""));
+    if (n > 8) in[0].setF(n / 2 + 1, std::nan(""));
+    if (n > 1) in[0].setF(n - 1, -std::nan(""));
+  };
+  Options o{Data::Mixed, 2, nans};
+  checkProgram(text, grid({{"N", {2, 7}}, {"D", {8, 9, 100, 131}}}), o);
+  // A softmax row with a NaN is all NaN, the other rows are untouched.
+  const char* softmax = R"(
+func @main(%x: f32[N, D]) -> f32[N, D] {
+  %m = reduce_max %x {axes = [1], keepdims = true}
+  %z = sub %x, %m
+  %e = exp %z
+  %s = reduce_sum %e {axes = [1], keepdims = true}
+  %p = div %e, %s
+  return %p
+}
+)";
+  Options one{Data::Mixed, 1, nans};
+  checkProgram(softmax, grid({{"N", {3, 7}}, {"D", {8, 9, 18, 100, 131}}}), one);
 }
 
 // Operands whose symbolic dim is 1 at run time (a dynamic broadcast): the
