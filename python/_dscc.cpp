@@ -29,6 +29,21 @@ struct StatusError {
 
 [[noreturn]] void fail(dscc_status s, const std::string& msg) { throw StatusError{s, msg}; }
 
+// Bytes per element of a dtype (i1 is one byte), as the ABI stores them.
+size_t elementBytes(dscc_dtype t) {
+  switch (t) {
+    case DSCC_F64:
+    case DSCC_I64: return 8;
+    case DSCC_F32:
+    case DSCC_I32: return 4;
+    case DSCC_F16:
+    case DSCC_BF16: return 2;
+    case DSCC_I8:
+    case DSCC_I1: return 1;
+  }
+  return 4;
+}
+
 // NumPy's dtype for an IR dtype; bf16 has none, so it travels as uint16 bits.
 py::dtype numpyDtype(dscc_dtype t) {
   switch (t) {
@@ -175,7 +190,18 @@ class Model {
       void* data = out[i].data;
       py::capsule owner(data, [](void* p) { dscc_free(nullptr, p); });
       std::vector<py::ssize_t> shape(outDims[i].begin(), outDims[i].begin() + out[i].rank);
-      results.push_back(py::array(numpyDtype(out[i].dtype), shape, data, owner));
+      // C-order strides from dscc's own element sizes: pybind11 2.10 reads
+      // the itemsize out of NumPy's dtype struct, whose layout NumPy 2
+      // changed, and got 0 there (every stride 0: each output read as its
+      // first element repeated, under NumPy 2 only).
+      py::dtype dt = numpyDtype(out[i].dtype);
+      std::vector<py::ssize_t> strides(shape.size());
+      py::ssize_t step = static_cast<py::ssize_t>(elementBytes(out[i].dtype));
+      for (size_t d = shape.size(); d-- > 0;) {
+        strides[d] = step;
+        step *= shape[d];
+      }
+      results.push_back(py::array(dt, shape, strides, data, owner));
     }
     return results;
   }

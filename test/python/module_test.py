@@ -62,6 +62,9 @@ check(list(out) == ["s", "p"], "outputs by name, in order")
 check(np.array_equal(out["s"], x + y) and np.array_equal(out["p"], x * y), "named inputs: values")
 check(np.array_equal(m(x, y)["p"], x * y) and np.array_equal(m(x, y=y)["s"], x + y), "positional and mixed inputs")
 check(out["s"].base is not None and not out["s"].flags.owndata, "outputs wrap the runtime's buffers (no copy)")
+# C-order strides from the ABI's element sizes (pybind11 2.10 read 0 from NumPy 2's dtype struct).
+check(out["s"].strides == (20, 4) and out["p"].strides == (20, 4) and out["s"].flags.c_contiguous,
+      f"outputs are C-contiguous with strides from the element size: {out['s'].strides}")
 xt = np.asfortranarray(x)
 check(np.array_equal(m(x=xt, y=y)["s"], x + y), "a non-contiguous input is made contiguous")
 check(np.array_equal(m(x=x[:, ::1], y=y)["s"], x + y), "a C-contiguous view goes in as is")
