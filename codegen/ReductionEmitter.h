@@ -1,0 +1,584 @@
+// The emitter of stitch and input kernels (internal to codegen/): values per element, accumulators, loops.
+//
+// One Emitter emits one version of a planned kernel (ReductionPlan.h); the
+// loop nests of each kernel shape are in ReductionKernels.cpp, the entry
+// points in ReductionLowering.cpp.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include "codegen/ElementOps.h"
+#include "codegen/GpuReduce.h"
+#include "codegen/KernelLowering.h"
+#include "codegen/ReductionPlan.h"
+
+namespace dscc::codegen::reduction {
+
+// Columns per block of the column path: 256 accumulators of f64 (2 KiB each
+// reduction) stay in L1 while rows stream past.
+constexpr int64_t kColumnBlock = 256;
+
+// The most unrolled blocks per lane a warp's row cache may take (with the
+// default warp range, rows under 1024 and W = 4: 8 blocks, 32 registers per
+// cached input).
+constexpr int kRowCacheIters = 16;
+
+// Emits a planned kernel at the builder's insertion point.
+class Emitter {
+ public:
+  Emitter(const Plan& p, llvm::IRBuilderBase& b, const KernelVariant& v, int splitPhase = -1)
+      : p_(p), b_(b), ctx_(b.getContext()), v_(v), W_(std::max(1, v.vectorWidth)), splitPhase_(splitPhase) {
+    it_ = v.index32 ? b.getInt32Ty() : b.getInt64Ty();
+    if (v.schedule != GpuSchedule::Tile) lanes_ = scheduleLanes(v.schedule);
+    // A warp's or block's row of at most rowMax elements is at most `iters`
+    // vector blocks per thread: unrolled, its loads are kept in registers
+    // from the phase that first reads them to the last (kRowCacheIters
+    // bounds the code).
+    if ((v.schedule == GpuSchedule::Warp || v.schedule == GpuSchedule::Block) && W_ > 1 && v.rowMax > 0) {
+      int64_t iters = (v.rowMax + int64_t(lanes_) * W_ - 1) / (int64_t(lanes_) * W_);
+      if (iters <= kRowCacheIters) cacheIters_ = static_cast<int>(iters);
+    }
+  }
+
+  void emit(llvm::Value* inputs, llvm::Value* outputs, llvm::Value* sizes, llvm::Value* begin, llvm::Value* end) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    entry_ = &fn->getEntryBlock();
+    auto* setup = llvm::BasicBlock::Create(ctx_, "setup", fn);
+    done_ = llvm::BasicBlock::Create(ctx_, "done", fn);
+    // An empty range touches no pointer, so callers may pass null buffers.
+    b_.CreateCondBr(b_.CreateICmpSLT(begin, end), setup, done_);
+    b_.SetInsertPoint(setup);
+    emitSetup(inputs, outputs, sizes);
+    if (v_.schedule != GpuSchedule::Thread) {
+      // GPU schedules: where this thread stands in the group sharing a unit.
+      llvm::Value* tid = emitThreadIdX(b_);
+      if (v_.schedule == GpuSchedule::Tile) {
+        colLane_ = toIdx(b_.CreateAnd(tid, 31));
+        rowLane_ = toIdx(b_.CreateLShr(tid, 5));
+      } else {
+        lane_ = toIdx(v_.schedule == GpuSchedule::Warp ? b_.CreateAnd(tid, 31) : tid);
+      }
+    }
+    if (v_.schedule == GpuSchedule::Split) {
+      // Units are (row, chunk) pairs.
+      llvm::Value* L = b_.CreateZExt(spaceDim_.back(), b_.getInt64Ty());
+      llvm::Value* chunks = b_.CreateUDiv(b_.CreateAdd(L, b_.getInt64(v_.splitChunk - 1)), b_.getInt64(v_.splitChunk));
+      chunks64_ = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, chunks, b_.getInt64(1), nullptr, "chunks");
+      units64_ = b_.CreateMul(units64_, chunks64_);
+    }
+    llvm::Value* lo = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, begin, b_.getInt64(0), nullptr, "lo");
+    llvm::Value* hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, units64_, nullptr, "hi");
+    lo = b_.CreateTrunc(lo, it_);
+    hi = b_.CreateTrunc(hi, it_);
+    if (v_.schedule == GpuSchedule::Split) emitStitchSplit(lo, hi);
+    else if (p_.stitch) emitStitch(lo, hi);
+    else if (p_.column && v_.schedule == GpuSchedule::Tile) emitColumnTile(lo, hi);
+    else if (p_.column) emitColumns(lo, hi);
+    else emitRowReduce(lo, hi);
+    b_.CreateBr(done_);
+    b_.SetInsertPoint(done_);
+  }
+
+ private:
+  // Where values are evaluated: an index per dim of each frame (null: the
+  // value does not vary there, read index 0), the values already emitted,
+  // and the per-unit context that unit-level values are hoisted to.
+  struct Ctx {
+    std::vector<llvm::Value*> full, rows;
+    std::map<std::pair<const Value*, Frame>, llvm::Value*> memo;
+    Ctx* hoist = nullptr;
+    llvm::BasicBlock* hoistBlock = nullptr;  // its terminator is the hoist point
+    // The last full-frame index starts a vector block (lane 0 of a block of W):
+    // in aligned versions its unit-stride accesses are aligned to the block.
+    bool blockStart = false;
+    // Row cache: which unrolled block (-1: none) and lane in it this element is.
+    int cacheIter = -1, lane = 0;
+  };
+
+  llvm::Value* idx(int64_t c) { return llvm::ConstantInt::get(it_, c); }
+  llvm::Value* toIdx(llvm::Value* v) { return b_.CreateZExtOrTrunc(v, it_); }
+
+  void emitSetup(llvm::Value* inputs, llvm::Value* outputs, llvm::Value* sizes) {
+    DimEmitter dims(b_, sizes, p_.iface.symbols);
+    for (const DimExpr& d : p_.space) spaceDim_.push_back(toIdx(dims.emit(d)));
+    for (const DimExpr& d : p_.kept) keptDim_.push_back(toIdx(dims.emit(d)));
+    units64_ = dims.emit(p_.iface.units);
+    count64_ = dims.emit(p_.iface.workPerUnit);
+    llvm::Type* ptrTy = b_.getPtrTy();
+    for (size_t k = 0; k < p_.iface.inputs.size(); ++k) {
+      llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, inputs, k);
+      base_.push_back(b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "in." + p_.fusion->operands[k]->name));
+    }
+    for (auto [k, fr] : p_.reads) {
+      const Type& t = p_.iface.inputs[k];
+      const std::vector<DimExpr>& fd = p_.dims(fr);
+      std::vector<llvm::Value*>& s = stride_[{k, fr}];
+      for (size_t d = 0; d < t.rank(); ++d) {
+        Access a = accessOf(t, fd, d + fd.size() - t.rank());
+        if (a == Access::Bcast) {
+          s.push_back(nullptr);
+          continue;
+        }
+        // The broadcast-free version was called only where the dims are equal.
+        if (a == Access::Dynamic && v_.broadcastFree) a = Access::Contig;
+        s.push_back(emitOperandStride(b_, dims, t, d, a, it_));
+      }
+    }
+    for (size_t i = 0; i < p_.fusion->results.size(); ++i) {
+      llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, outputs, i);
+      out_.push_back(b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "out." + p_.fusion->result(i)->name));
+    }
+    if (v_.schedule == GpuSchedule::Split) {
+      llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, outputs, p_.fusion->results.size());
+      ws_ = b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "workspace");
+    }
+  }
+
+  // The value of `v` read in frame `f` at `c`.
+  llvm::Value* eval(const Value* v, Frame f, Ctx& c) {
+    f = p_.frameOf(v, f);
+    auto key = std::make_pair(v, f);
+    if (auto it = c.memo.find(key); it != c.memo.end()) return it->second;
+    llvm::Value* x = nullptr;
+    if (c.hoist && !p_.elem(v, f)) {
+      // Constant over the unit: computed once per unit, not per element.
+      llvm::IRBuilderBase::InsertPointGuard guard(b_);
+      b_.SetInsertPoint(c.hoistBlock->getTerminator());
+      x = eval(v, f, *c.hoist);
+    } else if (auto in = p_.inputIndex.find(v); in != p_.inputIndex.end()) {
+      x = load(in->second, f, c);
+    } else {
+      const Operation* op = p_.defOf.at(v);
+      std::vector<llvm::Value*> args;
+      for (const Value* o : op->operands) args.push_back(eval(o, f, c));
+      if (op->kind == OpKind::Div && args[1]->getType()->isFloatingPointTy() && !p_.elem(op->operands[1], f) &&
+          isFloat(v->type.dtype) && v->type.dtype != DType::F16 && v->type.dtype != DType::BF16) {
+        // A division by a per-row value (a softmax's sum) is a multiplication
+        // by its reciprocal, which LICM takes out of the loop: within 1.5 ULP
+        // of the quotient, and a divide is the slowest vector instruction.
+        x = b_.CreateFMul(args[0], b_.CreateFDiv(llvm::ConstantFP::get(args[1]->getType(), 1.0), args[1]));
+      } else {
+        x = emitElementwiseOp(b_, *op, args);
+      }
+      x->setName(v->name);
+    }
+    c.memo[key] = x;
+    return x;
+  }
+
+  llvm::Value* load(size_t k, Frame f, Ctx& c) {
+    const Type& t = p_.iface.inputs[k];
+    const std::vector<llvm::Value*>& ix = f == Frame::Rows ? c.rows : c.full;
+    const std::vector<llvm::Value*>& st = stride_.at({k, f});
+    // Row cache: an element along the row read again in a later phase comes
+    // from the register (an alloca SROA promotes) the first read filled.
+    if (c.cacheIter >= 0 && f == Frame::Full && !ix.empty() && ix.back() && !st.empty() && st.back()) {
+      auto key = std::make_tuple(k, c.cacheIter, c.lane);
+      if (auto it = rowCache_.find(key); it != rowCache_.end())
+        return b_.CreateLoad(registerType(ctx_, t.dtype), it->second);
+      Ctx plain = c;
+      plain.cacheIter = -1;
+      llvm::Value* x = load(k, f, plain);
+      llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
+      llvm::Value* slot = eb.CreateAlloca(registerType(ctx_, t.dtype), nullptr, "rowcache");
+      b_.CreateStore(x, slot);
+      rowCache_[key] = slot;
+      return x;
+    }
+    size_t lead = ix.size() - t.rank();
+    llvm::Value* off = nullptr;
+    for (size_t d = 0; d < t.rank(); ++d) {
+      llvm::Value* i = ix[lead + d];
+      if (!i || !st[d]) continue;
+      auto* one = llvm::dyn_cast<llvm::ConstantInt>(st[d]);
+      // Offsets are non-negative and fit their type (index32 is guarded), so
+      // nuw/nsw let the vectorisers see neighbouring lanes as consecutive.
+      llvm::Value* term = one && one->isOne() ? i : b_.CreateMul(i, st[d], "", true, true);
+      off = off ? b_.CreateAdd(off, term, "", true, true) : term;
+    }
+    llvm::Value* ptr = off ? b_.CreateInBoundsGEP(storageType(ctx_, t.dtype), base_[k], off) : base_[k];
+    // Every stride but the last is a multiple of the row length, which the
+    // vector guard makes a multiple of W; so a unit-stride block start is
+    // aligned to the block when the buffer is (GPU: one 128-bit load).
+    uint64_t align = 0;
+    auto* unit = t.rank() > 0 && !st.empty() ? llvm::dyn_cast_or_null<llvm::ConstantInt>(st.back()) : nullptr;
+    if (c.blockStart && v_.alignedBlocks && W_ > 1 && f == Frame::Full && ix.back() && unit && unit->isOne())
+      align = static_cast<uint64_t>(W_) * dtypeSize(t.dtype);
+    return loadElement(b_, t.dtype, ptr, align);
+  }
+
+  // --- accumulators -------------------------------------------------------
+  llvm::Type* accType(const Operation& r) {
+    DType dt = r.result()->type.dtype;
+    if (!isFloat(dt)) return b_.getInt64Ty();
+    bool maxMin = r.kind == OpKind::ReduceMax || r.kind == OpKind::ReduceMin;
+    // Vector versions sum f32 in W f32 lanes (each lane sees 1/W of the
+    // values, which bounds the rounding error well inside the tests'
+    // tolerances and keeps the loop at full vector width); the fallback sums
+    // in f64 as the interpreter does.
+    bool f32Lanes = dt == DType::F32 || dt == DType::F16 || dt == DType::BF16;
+    if (maxMin || (W_ > 1 && f32Lanes)) return registerType(ctx_, dt);
+    return b_.getDoubleTy();
+  }
+
+  llvm::Value* accInit(const Operation& r) {
+    DType dt = r.result()->type.dtype;
+    llvm::Type* t = accType(r);
+    bool mx = r.kind == OpKind::ReduceMax, mn = r.kind == OpKind::ReduceMin;
+    if (isFloat(dt)) {
+      double inf = std::numeric_limits<double>::infinity();
+      return llvm::ConstantFP::get(t, mx ? -inf : mn ? inf : r.kind == OpKind::ReduceProd ? 1.0 : 0.0);
+    }
+    if (mx || mn) {
+      if (dt == DType::I1) return b_.getInt64(mx ? 0 : 1);
+      unsigned bits = registerType(ctx_, dt)->getIntegerBitWidth();
+      llvm::APInt v = mx ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getSignedMaxValue(bits);
+      return b_.getInt64(static_cast<uint64_t>(v.getSExtValue()));
+    }
+    return b_.getInt64(r.kind == OpKind::ReduceProd ? 1 : 0);
+  }
+
+  llvm::Value* combine(const Operation& r, llvm::Value* acc, llvm::Value* x) {
+    bool fl = acc->getType()->isFloatingPointTy();
+    llvm::Value* res = nullptr;
+    switch (r.kind) {
+      case OpKind::ReduceMax:
+        return b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::maximum : llvm::Intrinsic::smax, acc, x);
+      case OpKind::ReduceMin:
+        return b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::minimum : llvm::Intrinsic::smin, acc, x);
+      case OpKind::ReduceProd: res = fl ? b_.CreateFMul(acc, x) : b_.CreateMul(acc, x); break;
+      default: res = fl ? b_.CreateFAdd(acc, x) : b_.CreateAdd(acc, x); break;
+    }
+    // Reassociation lets the vectoriser split the sum into lanes; the
+    // accumulation in f64 keeps the result within rounding of the f32 value.
+    if (fl) llvm::cast<llvm::Instruction>(res)->setHasAllowReassoc(true);
+    return res;
+  }
+
+  // Converts an element (register form) to the accumulator type.
+  llvm::Value* widen(const Operation& r, llvm::Value* x) {
+    llvm::Type* t = accType(r);
+    if (x->getType() == t) return x;
+    if (t->isFloatingPointTy()) return b_.CreateFPExt(x, t);
+    return r.result()->type.dtype == DType::I1 ? b_.CreateZExt(x, t) : b_.CreateSExt(x, t);
+  }
+
+  // The reduction's value (register form) from its accumulator.
+  llvm::Value* finish(const Operation& r, llvm::Value* acc) { return finishReduction(b_, r, acc, count64_); }
+
+  // An entry-block stack array of `n` accumulators for reduction `r`.
+  llvm::Value* accArray(const Operation& r, int64_t n) {
+    llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
+    return eb.CreateAlloca(accType(r), eb.getInt64(n), "acc." + r.result()->name);
+  }
+  llvm::Value* slot(const Operation& r, llvm::Value* arr, llvm::Value* i) {
+    return b_.CreateInBoundsGEP(accType(r), arr, i);
+  }
+
+  // --- loops ----------------------------------------------------------------
+  // for (iv = lo; iv < hi; iv += step) body(iv); leaves the builder after it.
+  void loop(llvm::Value* lo, llvm::Value* hi, int64_t step, const std::string& name,
+            const std::function<void(llvm::Value*)>& body) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* head = llvm::BasicBlock::Create(ctx_, name, fn);
+    auto* bodyBB = llvm::BasicBlock::Create(ctx_, name + ".body", fn);
+    auto* exit = llvm::BasicBlock::Create(ctx_, name + ".end", fn);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode* iv = b_.CreatePHI(it_, 2, name + ".i");
+    iv->addIncoming(lo, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(iv, hi), bodyBB, exit);
+    b_.SetInsertPoint(bodyBB);
+    body(iv);
+    iv->addIncoming(b_.CreateAdd(iv, idx(step), name + ".next", true, true), b_.GetInsertBlock());
+    b_.CreateBr(head);
+    b_.SetInsertPoint(exit);
+  }
+
+  // body(j, lane) for j in [0, n). A vector version runs blocks of exactly W
+  // elements, unrolled into W lanes (the lanes keep separate partial
+  // accumulators, so the block is straight-line code the SLP vectoriser
+  // widens); `exact` says n is a multiple of W, else a remainder loop follows.
+  void vecLoop(llvm::Value* n, bool exact, const std::string& name,
+               const std::function<void(llvm::Value*, int)>& body) {
+    if (W_ == 1) {
+      loop(idx(0), n, 1, name, [&](llvm::Value* j) { body(j, 0); });
+      return;
+    }
+    llvm::Value* nW = exact ? n : b_.CreateSub(n, b_.CreateURem(n, idx(W_)));
+    loop(idx(0), nW, W_, name, [&](llvm::Value* j0) {
+      for (int l = 0; l < W_; ++l) body(l == 0 ? j0 : b_.CreateAdd(j0, idx(l), "", true, true), l);
+    });
+    if (!exact) loop(nW, n, 1, name + ".rest", [&](llvm::Value* j) { body(j, 0); });
+  }
+
+  // A new block that the builder falls into; its terminator (the branch into
+  // the loop emitted next) is where unit-level values get hoisted.
+  llvm::BasicBlock* hoistBlock(const std::string& name) {
+    auto* bb = llvm::BasicBlock::Create(ctx_, name, b_.GetInsertBlock()->getParent());
+    b_.CreateBr(bb);
+    b_.SetInsertPoint(bb);
+    return bb;
+  }
+
+  // Row-major indices of flat `i` over `dims`.
+  std::vector<llvm::Value*> unflatten(llvm::Value* i, const std::vector<llvm::Value*>& dims) {
+    std::vector<llvm::Value*> out(dims.size());
+    for (size_t q = dims.size(); q-- > 0;) {
+      out[q] = q == 0 ? i : b_.CreateURem(i, dims[q]);
+      if (q > 0) i = b_.CreateUDiv(i, dims[q]);
+    }
+    return out;
+  }
+
+  // The full-frame index with the kept dims from `kept` and the reduced ones null.
+  std::vector<llvm::Value*> spread(const std::vector<llvm::Value*>& kept) {
+    std::vector<llvm::Value*> full;
+    size_t q = 0;
+    for (size_t d = 0; d < p_.space.size(); ++d) full.push_back(p_.reduced[d] ? nullptr : kept[q++]);
+    return full;
+  }
+
+  // `blockStart`: `at` starts a vector block of a row (aligned in aligned versions).
+  void store(size_t i, llvm::Value* v, llvm::Value* at, bool blockStart = false) {
+    DType dt = p_.fusion->result(i)->type.dtype;
+    uint64_t align = blockStart && v_.alignedBlocks && W_ > 1 ? static_cast<uint64_t>(W_) * dtypeSize(dt) : 0;
+    storeElement(b_, dt, v, b_.CreateInBoundsGEP(storageType(ctx_, dt), out_[i], at), align);
+  }
+
+  // Reads back an element of result i that this unit stored.
+  llvm::Value* loadOut(size_t i, llvm::Value* at, bool blockStart) {
+    DType dt = p_.fusion->result(i)->type.dtype;
+    uint64_t align = blockStart && v_.alignedBlocks && W_ > 1 ? static_cast<uint64_t>(W_) * dtypeSize(dt) : 0;
+    return loadElement(b_, dt, b_.CreateInBoundsGEP(storageType(ctx_, dt), out_[i], at), align);
+  }
+
+  // True when yield `v` is computed from `of`.
+  bool dependsOn(const Value* v, const Value* of) const {
+    if (v == of) return true;
+    auto d = p_.defOf.find(v);
+    if (d == p_.defOf.end()) return false;
+    for (const Value* o : d->second->operands)
+      if (dependsOn(o, of)) return true;
+    return false;
+  }
+
+  // The value the last phase reduces and the final loop reads again (a
+  // softmax's exp(x - max)), and the element result whose row can hold it in
+  // between: the last phase stores it there, the final loop loads it back
+  // before overwriting the element, instead of computing it twice. CPU only
+  // (a GPU thread's row cache keeps it in registers), and only where the
+  // result holds the value exactly (the same f32 or f64 dtype).
+  std::pair<const Value*, size_t> outputScratch() const {
+    if (lanes_ != 1 || p_.phases < 1) return {nullptr, 0};
+    for (const Operation* red : p_.reductions) {
+      if (p_.phase.at(red) != p_.phases - 1) continue;
+      const Value* v = red->operands[0];
+      DType dt = v->type.dtype;
+      if ((dt != DType::F32 && dt != DType::F64) || p_.inputIndex.count(v) || !p_.defOf.count(v) ||
+          !p_.elem(v, Frame::Full))
+        continue;
+      bool used = false;
+      for (size_t i = 0; i < out_.size(); ++i)
+        if (p_.resultElem[i] && dependsOn(p_.fusion->yields[i], v)) used = true;
+      if (!used) continue;
+      for (size_t i = 0; i < out_.size(); ++i)
+        if (p_.resultElem[i] && p_.fusion->result(i)->type.dtype == dt) return {v, i};
+    }
+    return {nullptr, 0};
+  }
+
+  // Lane accumulators for a set of reductions: init, accumulate, fold.
+  // Accumulator arrays in the order of the reductions (so the IR is deterministic).
+  using Accs = std::vector<std::pair<const Operation*, llvm::Value*>>;
+  Accs laneAccs(const std::vector<const Operation*>& reds) {
+    Accs accs;
+    for (const Operation* r : reds) {
+      accs.emplace_back(r, accArray(*r, W_));
+      for (int l = 0; l < W_; ++l) b_.CreateStore(accInit(*r), slot(*r, accs.back().second, idx(l)));
+      if (splitNaN(*r)) {
+        llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
+        llvm::Value* flag = eb.CreateAlloca(b_.getInt1Ty(), nullptr, "nan." + r->result()->name);
+        b_.CreateStore(b_.getFalse(), flag);
+        nanFlag_[accs.back().second] = flag;
+      }
+    }
+    return accs;
+  }
+  // A float max/min of a scalar CPU version keeps "some element was NaN" in
+  // a flag of its own and the maximum of the others in maxnum/minnum: both
+  // are reductions LLVM's loop vectoriser widens, where the NaN-propagating
+  // llvm.maximum leaves the loop scalar (half the time of a softmax of short
+  // rows went there). The result is NaN when the flag is set, as in numpy.
+  bool splitNaN(const Operation& r) const {
+    return W_ == 1 && lanes_ == 1 && (r.kind == OpKind::ReduceMax || r.kind == OpKind::ReduceMin) &&
+           isFloat(r.result()->type.dtype) &&
+           !llvm::StringRef(entry_->getModule()->getTargetTriple()).starts_with("nvptx");
+  }
+  void accumulate(const Operation& r, llvm::Value* arr, llvm::Value* i, Ctx& c) {
+    llvm::Value* s = slot(r, arr, i);
+    llvm::Value* x = widen(r, eval(r.operands[0], Frame::Full, c));
+    if (auto f = nanFlag_.find(arr); f != nanFlag_.end()) {
+      b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), f->second), b_.CreateFCmpUNO(x, x)), f->second);
+      auto id = r.kind == OpKind::ReduceMax ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum;
+      // nnan: a NaN lane makes the accumulator poison, but the flag then
+      // selects NaN in place of it, so no poison is ever used; and with it
+      // the vectoriser takes the loop and x86 needs one vmaxps.
+      llvm::FastMathFlags fmf;
+      fmf.setNoNaNs();
+      fmf.setNoSignedZeros();
+      llvm::Value* m = b_.CreateBinaryIntrinsic(id, b_.CreateLoad(accType(r), s), x);
+      llvm::cast<llvm::Instruction>(m)->setFastMathFlags(fmf);
+      b_.CreateStore(m, s);
+      return;
+    }
+    b_.CreateStore(combine(r, b_.CreateLoad(accType(r), s), x), s);
+  }
+  // The accumulator of `r` over this thread's W lanes and, with a GPU group,
+  // over the threads sharing the unit (every thread gets the same bits).
+  llvm::Value* combinedLanes(const Operation& r, llvm::Value* arr) {
+    llvm::Value* a = b_.CreateLoad(accType(r), slot(r, arr, idx(0)));
+    for (int l = 1; l < W_; ++l) a = combine(r, a, b_.CreateLoad(accType(r), slot(r, arr, idx(l))));
+    if (auto f = nanFlag_.find(arr); f != nanFlag_.end())
+      a = b_.CreateSelect(b_.CreateLoad(b_.getInt1Ty(), f->second), llvm::ConstantFP::getNaN(a->getType()), a);
+    if (lanes_ == 1) return a;
+    Combine c = [&](llvm::Value* x, llvm::Value* y) { return combine(r, x, y); };
+    return lanes_ == 32 ? emitWarpAllReduce(b_, a, c)
+                        : emitBlockAllReduce(b_, a, lanes_, c, "shared." + r.result()->name);
+  }
+  void foldLanes(const Accs& accs, Ctx& unit) {
+    for (auto [r, arr] : accs)
+      unit.memo[{r->result(), p_.frameOf(r->result(), Frame::Full)}] = finish(*r, combinedLanes(*r, arr));
+  }
+
+  // body(j, lane) over [from, n) (from: 0 when null, else a multiple of W):
+  // vecLoop on one thread; with a GPU group, each thread takes blocks of W at
+  // from + lane*W, from + lane*W + lanes*W, ... (neighbouring threads read
+  // neighbouring blocks: coalesced). n is a multiple of W.
+  void rowLoop(llvm::Value* n, const std::string& name, const std::function<void(llvm::Value*, int)>& body,
+               llvm::Value* from = nullptr) {
+    if (lanes_ == 1) return vecLoop(n, true, name, body);  // the split schedule (from) always has a group
+    llvm::Value* start = W_ == 1 ? lane_ : b_.CreateMul(lane_, idx(W_), "", true, true);
+    if (from) start = b_.CreateAdd(from, start);
+    loop(start, n, int64_t(lanes_) * W_, name, [&](llvm::Value* j0) {
+      for (int l = 0; l < W_; ++l) body(l == 0 ? j0 : b_.CreateAdd(j0, idx(l), "", true, true), l);
+    });
+  }
+
+  // rowLoop for the row cache: the thread's blocks at lane*W + it*lanes*W for it
+  // in [0, cacheIters_), each emitted once (unrolled) behind `j0 < n`, so
+  // each element has a fixed register from phase to phase.
+  void cachedRowLoop(llvm::Value* n, const std::string& name, const std::function<void(llvm::Value*, int, int)>& body) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    for (int it = 0; it < cacheIters_; ++it) {
+      llvm::Value* j0 = b_.CreateAdd(b_.CreateMul(lane_, idx(W_), "", true, true), idx(int64_t(it) * lanes_ * W_), "", true, true);
+      auto* in = llvm::BasicBlock::Create(ctx_, name + ".b" + std::to_string(it), fn);
+      auto* next = llvm::BasicBlock::Create(ctx_, name + ".b" + std::to_string(it) + ".end", fn);
+      b_.CreateCondBr(b_.CreateICmpSLT(j0, n), in, next);
+      b_.SetInsertPoint(in);
+      for (int l = 0; l < W_; ++l) body(l == 0 ? j0 : b_.CreateAdd(j0, idx(l), "", true, true), l, it);
+      b_.CreateBr(next);
+      b_.SetInsertPoint(next);
+    }
+  }
+
+  // The per-row context of stitch row `r` (kept indices, the last axis open).
+  Ctx rowCtx(llvm::Value* r) {
+    Ctx row;
+    row.rows = unflatten(r, keptDim_);
+    row.full = row.rows;
+    row.full.push_back(nullptr);
+    return row;
+  }
+  // Element `j` of `row`: row-level values hoist to `hb`; `lane` and `it`
+  // place it in its vector block and row cache.
+  Ctx elemCtx(Ctx& row, llvm::Value* j, llvm::BasicBlock* hb, int lane, int it = -1) {
+    Ctx e;
+    e.blockStart = lane == 0;
+    e.cacheIter = it;
+    e.lane = lane;
+    e.rows = row.rows;
+    e.full = row.full;
+    e.full.back() = j;
+    e.hoist = &row;
+    e.hoistBlock = hb;
+    return e;
+  }
+
+  // Stores a per-unit result: with a GPU group every thread holds it, the first stores it.
+  void storeOnce(size_t i, llvm::Value* v, llvm::Value* at) {
+    if (lanes_ == 1) return store(i, v, at);
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    auto* st = llvm::BasicBlock::Create(ctx_, "leader", fn);
+    auto* after = llvm::BasicBlock::Create(ctx_, "leader.end", fn);
+    b_.CreateCondBr(b_.CreateICmpEQ(lane_, idx(0)), st, after);
+    b_.SetInsertPoint(st);
+    store(i, v, at);
+    b_.CreateBr(after);
+    b_.SetInsertPoint(after);
+  }
+
+  // --- stitch: one row per unit, one loop per phase -------------------------
+  void emitStitch(llvm::Value* lo, llvm::Value* hi);
+  // --- stitch, GPU Split schedule: a block per (row, chunk), one launch per phase
+  // Launch k < phases: the earlier phases' per-row values from all chunks'
+  // partials (combined in chunk order: every block gets the same bits), then
+  // this chunk's partial of each phase-k reduction into the workspace.
+  // Launch k = phases: all per-row values, then this chunk's elements of the
+  // full-size results; chunk 0 stores the per-row results.
+  void emitStitchSplit(llvm::Value* lo, llvm::Value* hi);
+  // Loops over the reduced dims in order; the innermost is the last axis
+  // when it is reduced (vectorised), else the caller's body loops itself.
+  void reducedNest(size_t d, std::vector<llvm::Value*>& full, const std::function<void()>& inner);
+  // --- input kernel, last axis reduced: one output element per unit --------
+  void emitRowReduce(llvm::Value* lo, llvm::Value* hi);
+  // --- input kernel, last axis kept: blocks of columns ---------------------
+  // A range of outputs is cut into blocks of at most kColumnBlock
+  // consecutive outputs along the last axis; for each block the reduced dims
+  // loop outside and the block's columns inside, accumulating into a stack
+  // array, so every read streams along a row.
+  void emitColumns(llvm::Value* lo, llvm::Value* hi);
+  // --- input kernel, last axis kept, GPU Tile schedule ---------------------
+  // The block's range (at most 32 outputs, given by the launch) is cut into
+  // segments of consecutive columns as in emitColumns. Thread (s, c) of the
+  // block's 8 x 32 reads column c of the rows s, s+8, ... (a warp reads 32
+  // neighbouring floats of one row: coalesced); the 8 partials of a column
+  // meet in shared memory and slice 0 combines them in order and stores.
+  void emitColumnTile(llvm::Value* lo, llvm::Value* hi);
+
+  const Plan& p_;
+  llvm::IRBuilderBase& b_;
+  llvm::LLVMContext& ctx_;
+  KernelVariant v_;
+  int W_;
+  std::map<llvm::Value*, llvm::Value*> nanFlag_;  // splitNaN: accumulator array -> its NaN flag
+  int splitPhase_ = -1;             // Split: the launch this body is (phase, or phases: the stores)
+  llvm::Value* ws_ = nullptr;       // Split: the workspace of partials
+  llvm::Value* chunks64_ = nullptr; // Split: chunks per row
+  int lanes_ = 1;                  // threads sharing a row (GPU Warp and Block schedules)
+  int cacheIters_ = 0;             // Warp row cache: unrolled blocks per lane (0: no cache)
+  std::map<std::tuple<size_t, int, int>, llvm::Value*> rowCache_;  // (input, block, lane) -> its register
+  llvm::Value* lane_ = nullptr;    // this thread's place among them
+  llvm::Value* colLane_ = nullptr; // Tile: this thread's column in the tile, and row slice
+  llvm::Value* rowLane_ = nullptr;
+  llvm::Type* it_ = nullptr;  // the index type: i64, or i32 for index32
+  llvm::BasicBlock* entry_ = nullptr;
+  llvm::BasicBlock* done_ = nullptr;
+  llvm::Value* units64_ = nullptr;
+  llvm::Value* count64_ = nullptr;  // elements per unit (the mean's divisor)
+  std::vector<llvm::Value*> spaceDim_, keptDim_;
+  std::vector<llvm::Value*> base_, out_;
+  std::map<std::pair<size_t, Frame>, std::vector<llvm::Value*>> stride_;  // null: broadcast
+};
+
+}  // namespace dscc::codegen::reduction
