@@ -73,23 +73,50 @@ def time_fn(fn: Callable[[], object], repeats: int, min_sample_s: float = 0.005,
     return samples[len(samples) // 2]
 
 
-def copy_bandwidth(threads: int, mb: int = 256) -> tuple:
-    """STREAM-style copy: GB/s of (read + write) bytes for a `mb` MB array, best of 10, and what measured it."""
-    n = mb * (1 << 20) // 4
-    try:
-        import torch
+#: The machine's limits measured at the start of the run: copy GB/s, sgemm GFLOP/s, last-level cache bytes.
+LIMITS: dict = {"sgemm": 1.0, "sgemm_how": "?", "llc": 32 << 20}
 
-        torch.set_num_threads(threads)
-        src = torch.rand(n)
-        dst = torch.empty_like(src)
-        fn, how = (lambda: dst.copy_(src)), f"torch copy_, {threads} thread(s)"
-    except ImportError:
-        src = np.random.default_rng(0).random(n, dtype=np.float32)
-        dst = np.empty_like(src)
-        fn, how = (lambda: np.copyto(dst, src)), "numpy copyto, 1 thread"
-    fn()
-    best = min(_timed(fn) for _ in range(10))
-    return 2 * n * 4 / best / 1e9, how
+
+def limits_binary(cache: Path) -> Path:
+    """bench/limits.c (STREAM copy and OpenBLAS sgemm), compiled into the cache when it is older than its source."""
+    src, exe = BENCH / "limits.c", cache / "limits"
+    if not exe.exists() or exe.stat().st_mtime < src.stat().st_mtime:
+        inc = "/usr/include/x86_64-linux-gnu/openblas-pthread"
+        lib = "/usr/lib/x86_64-linux-gnu/openblas-pthread"
+        subprocess.run(["cc", "-O3", "-march=native", "-fopenmp", f"-I{inc}", str(src), "-o", str(exe),
+                        f"-L{lib}", f"-Wl,-rpath,{lib}", "-lopenblas"], check=True)
+    return exe
+
+
+def copy_bandwidth(threads: int, cache: Path, mb: int = 256) -> tuple:
+    """STREAM "Copy" in C (bench/limits.c): GB/s of (read + write) bytes for a `mb` MB array, best of 10."""
+    out = subprocess.run([str(limits_binary(cache)), "copy", str(threads), str(mb)], check=True,
+                         capture_output=True, text=True).stdout
+    return float(out), f"STREAM-style C copy (bench/limits.c, OpenMP), {threads} thread(s), {mb} MB"
+
+
+def sgemm_rate(threads: int, cache: Path, m: int = 2048, n: int = 768, k: int = 768) -> tuple:
+    """GFLOP/s of OpenBLAS's cblas_sgemm (the BLAS dscc's runtime links) at a BERT-sized shape, best of 5."""
+    out = subprocess.run([str(limits_binary(cache)), "sgemm", str(threads), str(m), str(n), str(k)], check=True,
+                         capture_output=True, text=True).stdout
+    return float(out), f"OpenBLAS cblas_sgemm {m}x{n}x{k}, {threads} thread(s)"
+
+
+def bert_flops(point) -> float:
+    """Multiply-add flops of one bert_layer call: the six weight GEMMs and the two attention products."""
+    t, s = point["B"] * point["S"], point["S"]
+    return t * (2 * 768 * 768 * 4 + 2 * 768 * 3072 * 2 + 4 * s * 768)
+
+
+def last_level_cache_bytes() -> int:
+    """The L3 size lscpu reports (all instances), or 32 MiB when it cannot tell."""
+    try:
+        for line in subprocess.run(["lscpu", "-B"], capture_output=True, text=True).stdout.splitlines():
+            if line.startswith("L3 cache:"):
+                return int(line.split(":", 1)[1].split()[0])
+    except (FileNotFoundError, ValueError):
+        pass
+    return 32 << 20
 
 
 def _timed(fn) -> float:
@@ -273,6 +300,28 @@ def pick_points(wl: Workload, k: int, max_mb: float, bert_max_tokens: int):
     return chosen, notes
 
 
+class ModuleModel:
+    """A compiled model called through the `dscc` Python module (python/, built next to the dscc binary) on a
+    context of its own: `Model.bind` calls writing into the caller's arrays, as ONNX Runtime's outputs are bound
+    in place (IOBinding)."""
+
+    def __init__(self, so: Path, threads: int, dscc_bin: Path):
+        sys.path.insert(0, str(Path(dscc_bin).resolve().parent.parent / "python"))
+        import dscc
+
+        self.ctx = dscc.Context(threads=threads)
+        self.model = dscc.Model(str(so), context=self.ctx)
+        self.entry = self.model.entry
+        self.arg_names = [spec.name for spec in self.model.inputs]
+
+    def bind(self, inputs, outputs):
+        """A call on these arrays (outputs written in place), checked once (`Model.bind`)."""
+        return self.model.bind(*inputs, out=list(outputs), context=self.ctx)
+
+    def close(self):
+        self.model = None
+
+
 def run_workload(wl: Workload, args, model_so: Optional[Path], tmp: Path) -> dict:
     """Checks every system, then times them at the chosen points; returns rows and status for the report."""
     res = {"wl": wl, "rows": [], "status": {}, "notes": [], "compile_s": None}
@@ -286,11 +335,11 @@ def run_workload(wl: Workload, args, model_so: Optional[Path], tmp: Path) -> dic
             res["status"]["dscc"] = "n/a: `dscc compile` not available"
         else:
             try:
-                model = dscc_abi.Model(model_so, args.threads)
-                got = [a[0] for a in dscc_abi.signature_args(model.source, model.entry)]
+                model = ModuleModel(model_so, args.threads, args.dscc)
+                got = model.arg_names
                 if got != [n for n, _ in wl.args]:
                     # inputs are passed by position: a reordered signature would silently swap them
-                    raise dscc_abi.DsccError(f"the model's arguments {got} are not the workload's "
+                    raise RuntimeError(f"the model's arguments {got} are not the workload's "
                                              f"{[n for n, _ in wl.args]}")
                 systems["dscc"] = model
             except Exception as e:  # a broken artifact is reported, not fatal to the run
@@ -441,7 +490,9 @@ def workload_table(res: dict, copy_gbs: float) -> List[str]:
     head = ["point", "weight"] + [TITLES[s] for s in SYSTEMS] + ["torch.compile first call (recompiles)"]
     head += [f"dscc vs {TITLES[p]}" for p in peers]
     if wl.memory_bound:
-        head += ["dscc GB/s", "% of copy"]
+        head += ["dscc GB/s", "% of copy", "data > 4×LLC"]
+    else:
+        head += ["dscc GFLOP/s", "% of sgemm"]
     L.append("| " + " | ".join(head) + " |")
     L.append("|" + "---|" * len(head))
     for row in res["rows"]:
@@ -452,10 +503,17 @@ def workload_table(res: dict, copy_gbs: float) -> List[str]:
         cells.append("—" if row["first"] is None else f"{fmt_t(row['first'])} ({row['recompiles']})")
         for p in peers:
             cells.append(f"{t[p] / t['dscc']:.2f}×" if "dscc" in t and p in t else "—")
+        big = traffic_bytes(wl, row["point"]) > 4 * LIMITS["llc"]
         if wl.memory_bound:
             if "dscc" in t:
                 gbs = traffic_bytes(wl, row["point"]) / t["dscc"] / 1e9
-                cells += [f"{gbs:.1f}", f"{100 * gbs / copy_gbs:.0f}%"]
+                cells += [f"{gbs:.1f}", f"{100 * gbs / copy_gbs:.0f}%", "yes" if big else ""]
+            else:
+                cells += ["—", "—", ""]
+        else:
+            if "dscc" in t:
+                gf = bert_flops(row["point"]) / t["dscc"] / 1e9
+                cells += [f"{gf:.1f}", f"{100 * gf / LIMITS['sgemm']:.0f}%"]
             else:
                 cells += ["—", "—"]
         L.append("| " + " | ".join(cells) + " |")
@@ -467,7 +525,8 @@ def summary_table(results: List[dict], copy_gbs: float) -> List[str]:
     """Weighted geomean speedups of dscc per workload, and its achieved bandwidth."""
     peers = SYSTEMS[1:]
     head = ["workload", "points"] + [f"dscc vs {TITLES[p]}" for p in peers]
-    head += ["torch.compile recompiles", "dscc GB/s (wgeomean)", "% of copy"]
+    head += ["torch.compile recompiles", "dscc GB/s (wgeomean)", "% of copy", "% of copy, data > 4×LLC",
+             "dscc GFLOP/s", "% of sgemm (B·S ≥ 512)"]
     L = ["## Summary (weighted geometric means over the timed points)", "",
          "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for res in results:
@@ -478,9 +537,21 @@ def summary_table(results: List[dict], copy_gbs: float) -> List[str]:
             cells.append("—" if g is None else f"{g:.2f}×")
         rc = [r["recompiles"] for r in rows if r["recompiles"] is not None]
         cells.append(str(sum(rc)) if rc else "—")
-        g = wgeomean([(traffic_bytes(wl, r["point"]) / r["t"]["dscc"] / 1e9, r["weight"])
-                      for r in rows if "dscc" in r["t"]]) if wl.memory_bound else None
+        gbs = lambda r: traffic_bytes(wl, r["point"]) / r["t"]["dscc"] / 1e9
+        g = wgeomean([(gbs(r), r["weight"]) for r in rows if "dscc" in r["t"]]) if wl.memory_bound else None
         cells += ["—", "—"] if g is None else [f"{g:.1f}", f"{100 * g / copy_gbs:.0f}%"]
+        big = [r for r in rows if "dscc" in r["t"] and traffic_bytes(wl, r["point"]) > 4 * LIMITS["llc"]]
+        gb = wgeomean([(gbs(r), r["weight"]) for r in big]) if wl.memory_bound else None
+        cells.append("—" if gb is None else f"{100 * gb / copy_gbs:.0f}% (worst {100 * min(gbs(r) for r in big) / copy_gbs:.0f}%)")
+        if wl.memory_bound:
+            cells += ["—", "—"]
+        else:
+            gf = lambda r: bert_flops(r["point"]) / r["t"]["dscc"] / 1e9
+            g = wgeomean([(gf(r), r["weight"]) for r in rows if "dscc" in r["t"]])
+            large = [r for r in rows if "dscc" in r["t"] and r["point"]["B"] * r["point"]["S"] >= 512]
+            gl = wgeomean([(gf(r), r["weight"]) for r in large])
+            cells += ["—" if g is None else f"{g:.1f}",
+                      "—" if gl is None else f"{100 * gl / LIMITS['sgemm']:.0f}%"]
         L.append("| " + " | ".join(cells) + " |")
     L.append("")
     return L
@@ -504,10 +575,12 @@ def header(args, copy_gbs: float, copy_how: str) -> List[str]:
          f"1-minute load average at the start {args.load_start:.1f}, at the end {os.getloadavg()[0]:.1f}"
          + (" — **the machine was busy: timings with more threads than idle cores are unreliable**"
             if max(args.load_start, os.getloadavg()[0]) > (os.cpu_count() or 1) else ""),
-         f"- copy bandwidth (STREAM-style, 256 MB, read + write bytes): {copy_gbs:.1f} GB/s ({copy_how})",
+         f"- copy bandwidth (read + write bytes): {copy_gbs:.1f} GB/s ({copy_how}); last-level cache "
+         f"{LIMITS['llc'] / 2**20:.0f} MiB",
+         f"- sgemm rate: {LIMITS['sgemm']:.1f} GFLOP/s ({LIMITS['sgemm_how']})",
          f"- points per workload: up to {args.points}; repeats: {args.repeats} (median; each sample loops "
          f"calls for at least 5 ms)",
-         "- dscc: `dscc compile " + args.opt + "`, called through `dscc_model_run` with a context of "
+         "- dscc: `dscc compile " + args.opt + "`, called through the `dscc` Python module (`Model.bind(..., out=)`) on a context of "
          f"{args.threads} thread(s) and caller-allocated outputs; BLAS: OpenBLAS (runtime/)"]
     try:
         import torch
@@ -564,8 +637,11 @@ def main(argv=None) -> int:
     prebuilt = dict(s.split("=", 1) for s in args.dscc_so)
 
     args.load_start = os.getloadavg()[0]
-    copy_gbs, copy_how = copy_bandwidth(args.threads)
+    copy_gbs, copy_how = copy_bandwidth(args.threads, args.cache)
     log(f"copy bandwidth {copy_gbs:.1f} GB/s ({copy_how})")
+    LIMITS["sgemm"], LIMITS["sgemm_how"] = sgemm_rate(args.threads, args.cache)
+    LIMITS["llc"] = last_level_cache_bytes()
+    log(f"sgemm {LIMITS['sgemm']:.1f} GFLOP/s ({LIMITS['sgemm_how']}); LLC {LIMITS['llc'] >> 20} MiB")
     have_compiler = dscc_abi.compiler_available(args.dscc)
     results = []
     with tempfile.TemporaryDirectory(prefix="dscc-bench-") as tmpd:

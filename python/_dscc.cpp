@@ -117,20 +117,26 @@ class Model {
   const std::string& source() const { return source_; }
   const std::string& path() const { return path_; }
 
-  /// Runs the model on `args` (one array per input, in order) in `ctx`;
-  /// returns the outputs, which own their runtime-allocated memory (no
-  /// copy), or, given `into` (one writable C-contiguous array per output, of
-  /// the exact shape), writes into those and returns them.
-  std::vector<py::array> call(const std::vector<py::array>& args, Context& ctx,
-                              const std::optional<std::vector<py::array>>& into) const {
+  /// The tensors of one call: `args` (one array per input, in order)
+  /// checked and made C-contiguous, and the outputs, either `into`'s arrays
+  /// (checked) or empty ones the model allocates.
+  struct Prepared {
+    std::vector<py::array> held;  // the arrays the tensors point into, alive as long as this
+    std::vector<std::vector<int64_t>> inDims, outDims;
+    std::vector<dscc_tensor> in, out;
+  };
+  Prepared prepare(const std::vector<py::array>& args, const std::optional<std::vector<py::array>>& into) const {
     if (target_ != "cpu")
       fail(DSCC_UNAVAILABLE, "'" + path_ + "' is a " + target_ + " model; the Python module runs CPU models only");
     if (args.size() != inputs_.size())
       fail(DSCC_INVALID_ARGUMENT, "@" + entry_ + " takes " + std::to_string(inputs_.size()) + " inputs, got " +
                                       std::to_string(args.size()));
-    std::vector<py::array> held;  // contiguous versions, alive until the call returns
-    std::vector<std::vector<int64_t>> inDims(args.size());
-    std::vector<dscc_tensor> in(args.size());
+    Prepared p;
+    std::vector<py::array>& held = p.held;
+    std::vector<std::vector<int64_t>>& inDims = p.inDims;
+    std::vector<dscc_tensor>& in = p.in;
+    inDims.resize(args.size());
+    in.resize(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
       const TensorSpec& s = inputs_[i];
       py::array a = args[i];
@@ -154,8 +160,10 @@ class Model {
     if (into && into->size() != outputs_.size())
       fail(DSCC_INVALID_ARGUMENT, "@" + entry_ + " has " + std::to_string(outputs_.size()) + " outputs, got " +
                                       std::to_string(into->size()) + " arrays to write them into");
-    std::vector<std::vector<int64_t>> outDims(outputs_.size());
-    std::vector<dscc_tensor> out(outputs_.size());
+    std::vector<std::vector<int64_t>>& outDims = p.outDims;
+    std::vector<dscc_tensor>& out = p.out;
+    outDims.resize(outputs_.size());
+    out.resize(outputs_.size());
     for (size_t i = 0; i < outputs_.size(); ++i) {
       outDims[i].assign(std::max(outputs_[i].rank, 1), 0);
       out[i].data = nullptr;
@@ -171,19 +179,37 @@ class Model {
                                           ") must be C-contiguous and writable");
         std::copy(a.shape(), a.shape() + a.ndim(), outDims[i].begin());
         out[i].data = const_cast<void*>(a.data());
+        held.push_back(a);
       }
       out[i].dims = outDims[i].data();
       out[i].rank = outputs_[i].rank;
       out[i].dtype = outputs_[i].dtype;
     }
+    return p;
+  }
+
+  /// Runs prepared tensors in `ctx` with the GIL released; raises on a non-OK status.
+  void run(Prepared& p, Context& ctx) const {
     dscc_status st;
     std::string msg;
     {
       py::gil_scoped_release unlocked;
-      st = run_(ctx.get(), in.data(), static_cast<int>(in.size()), out.data(), static_cast<int>(out.size()));
+      st = run_(ctx.get(), p.in.data(), static_cast<int>(p.in.size()), p.out.data(), static_cast<int>(p.out.size()));
       if (st != DSCC_OK) msg = dscc_status_message(ctx.get());  // thread-local: read on this thread
     }
     if (st != DSCC_OK) fail(st, msg.empty() ? std::string("@") + entry_ + " failed: " + dscc_status_name(st) : msg);
+  }
+
+  /// Runs the model on `args` (one array per input, in order) in `ctx`;
+  /// returns the outputs, which own their runtime-allocated memory (no
+  /// copy), or, given `into` (one writable C-contiguous array per output, of
+  /// the exact shape), writes into those and returns them.
+  std::vector<py::array> call(const std::vector<py::array>& args, Context& ctx,
+                              const std::optional<std::vector<py::array>>& into) const {
+    Prepared p = prepare(args, into);
+    run(p, ctx);
+    std::vector<dscc_tensor>& out = p.out;
+    std::vector<std::vector<int64_t>>& outDims = p.outDims;
     if (into) return *into;
     std::vector<py::array> results;
     for (size_t i = 0; i < out.size(); ++i) {
@@ -238,6 +264,23 @@ class Model {
   void* handle_ = nullptr;
   dscc_run_fn run_ = nullptr;
   std::vector<TensorSpec> inputs_, outputs_;
+};
+
+/// A call prepared once and run many times (as ONNX Runtime's IOBinding): the
+/// inputs and the caller's output arrays are checked and wrapped when it is
+/// made, so a call costs the model's time and little else (benchmarks of
+/// microsecond kernels). It keeps its model, context and arrays alive.
+class BoundCall {
+ public:
+  BoundCall(const Model& m, const std::vector<py::array>& args, Context& ctx, const std::vector<py::array>& into)
+      : m_(m), ctx_(ctx), p_(m.prepare(args, into)) {}
+  /// Runs the model, writing the bound output arrays; raises on failure.
+  void operator()() { m_.run(p_, ctx_); }
+
+ private:
+  const Model& m_;
+  Context& ctx_;
+  Model::Prepared p_;
 };
 
 PyObject* newError(py::module_& m, const char* name, PyObject* bases, const char* doc) {
@@ -301,6 +344,12 @@ PYBIND11_MODULE(_dscc, m) {
       .def("call", &Model::call, py::arg("inputs"), py::arg("context"), py::arg("into") = py::none(),
            "runs the model on one array per input, in order; returns the outputs in order (written into `into`, "
            "one array per output, when given)");
+
+  py::class_<BoundCall>(m, "BoundCall", "A call on fixed arrays, prepared once (Model.bind).")
+      .def(py::init<const Model&, const std::vector<py::array>&, Context&, const std::vector<py::array>&>(),
+           py::arg("model"), py::arg("inputs"), py::arg("context"), py::arg("into"), py::keep_alive<1, 2>(),
+           py::keep_alive<1, 4>())
+      .def("__call__", &BoundCall::operator(), "runs the model into the bound output arrays");
 
   m.attr("abi_version") = dscc_abi_version();
 }

@@ -18,6 +18,7 @@ import numpy as _np
 from ._dscc import (Context, Error, FactViolatedError, InternalError, InvalidArgumentError, OutOfMemoryError,
                     ShapeMismatchError, TensorSpec, UnavailableError, abi_version)
 from ._dscc import Model as _NativeModel
+from . import _dscc
 
 __all__ = ["Model", "Context", "TensorSpec", "Error", "InvalidArgumentError", "ShapeMismatchError",
            "FactViolatedError", "OutOfMemoryError", "InternalError", "UnavailableError", "abi_version",
@@ -83,13 +84,8 @@ class Model:
         outs = ", ".join(s.type for s in self.outputs)
         return f"dscc.Model({self._native.path!r}: @{self.entry}({ins}) -> {outs})"
 
-    def run(self, *args, context=None, out=None, **kwargs):
-        """Runs the model: inputs in order (positional) or by name (keywords), not both for one input.
-
-        Returns ``{name: numpy.ndarray}`` in the order of the program's results. ``out``: arrays to write the
-        outputs into instead (a dict by name or a sequence in order; each C-contiguous, writable, of the exact
-        dtype and shape the model computes, else ShapeMismatchError); they are returned.
-        """
+    def _arguments(self, args, kwargs, context, out):
+        """The input arrays in order, the context, and the output arrays in order (or None)."""
         specs = self.inputs
         if len(args) > len(specs):
             raise InvalidArgumentError(f"@{self.entry} takes {len(specs)} inputs, got {len(args)} positional")
@@ -114,10 +110,28 @@ class Model:
                 raise InvalidArgumentError(f"out= must name every output of @{self.entry} "
                                            f"({', '.join(s.name for s in self.outputs)}), got {', '.join(out)}")
             out = [out[s.name] for s in self.outputs]
-        outs = self._native.call(arrays, ctx, None if out is None else list(out))
+        return arrays, ctx, None if out is None else list(out)
+
+    def run(self, *args, context=None, out=None, **kwargs):
+        """Runs the model: inputs in order (positional) or by name (keywords), not both for one input.
+
+        Returns ``{name: numpy.ndarray}`` in the order of the program's results. ``out``: arrays to write the
+        outputs into instead (a dict by name or a sequence in order; each C-contiguous, writable, of the exact
+        dtype and shape the model computes, else ShapeMismatchError); they are returned.
+        """
+        arrays, ctx, out = self._arguments(args, kwargs, context, out)
+        outs = self._native.call(arrays, ctx, out)
         return {s.name: a for s, a in zip(self.outputs, outs)}
 
     __call__ = run
+
+    def bind(self, *args, out, context=None, **kwargs):
+        """A call on these arrays, checked once and run by calling it (no arguments, returns None): inputs as for
+        ``run``, ``out`` the arrays the outputs are written into (a dict by name or a sequence in order). The
+        arrays must not be resized; their contents may change between calls. For loops of small calls, where
+        ``run``'s per-call checks would cost more than the model."""
+        arrays, ctx, outs = self._arguments(args, kwargs, context, out)
+        return _dscc.BoundCall(self._native, arrays, ctx, outs)
 
 
 def compile(*args):

@@ -77,6 +77,20 @@ check(got["s"] is buf_s and np.array_equal(buf_s, x + y) and np.array_equal(buf_
 ok, msg = raises(dscc.ShapeMismatchError, lambda: m(x=x, y=y, out=[np.empty((3, 4), np.float32), buf_p]), "output 0", "3, 4")
 check(ok, f"out= of the wrong shape -> the model's ShapeMismatchError: {msg}")
 
+# bind: checked once, then each call writes the bound arrays; new data in the same input arrays is seen.
+bx, by = x.copy(), y.copy()
+bs, bp = np.zeros((3, 5), np.float32), np.zeros((3, 5), np.float32)
+call = m.bind(bx, y=by, out={"s": bs, "p": bp})
+check(call() is None and np.array_equal(bs, x + y) and np.array_equal(bp, x * y), "bind: the call writes out")
+bx *= 2.0
+call()
+check(np.array_equal(bs, 2 * x + y) and np.array_equal(bp, 2 * x * y), "bind: later calls see new input data")
+ok, msg = raises(dscc.ShapeMismatchError, lambda: m.bind(bx, by, out=[np.empty((3, 4), np.float32), bp])(),
+                 "output 0", "3, 4")
+check(ok, f"bind with an output of the wrong shape -> ShapeMismatchError: {msg}")
+ok, msg = raises(dscc.ShapeMismatchError, lambda: m.bind(bx.astype(np.float64), by, out=[bs, bp]), "dtype")
+check(ok, f"bind with an input of the wrong dtype -> ShapeMismatchError at bind time: {msg}")
+
 
 class DLPackOnly:
     """An array from another library: only the DLPack protocol."""
