@@ -18,6 +18,19 @@ if [ ! -x "$py" ]; then
     python3 -m venv "$venv" || { echo "setup: python3 -m venv failed" >&2; exit 1; }
 fi
 
+# The BLAS candidates of gemm_libs.sh (the tests never need them).
+blas_pkgs=()
+for p in libdnnl-dev libblis-dev libxsmm-dev; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || blas_pkgs+=("$p")
+done
+if [ ${#blas_pkgs[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ]; then
+        apt-get install -y -qq --no-install-recommends "${blas_pkgs[@]}" || echo "setup: could not install ${blas_pkgs[*]}" >&2
+    else
+        echo "setup: gemm_libs.sh needs ${blas_pkgs[*]} (not root: not installed)" >&2
+    fi
+fi
+
 have() { "$py" -c "import $1" 2>/dev/null; }
 pipi() { "$py" -m pip install --disable-pip-version-check -q "$@"; }
 
