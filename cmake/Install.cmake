@@ -20,6 +20,9 @@ install(FILES ${CMAKE_BINARY_DIR}/cmake/dsccConfig.cmake ${CMAKE_BINARY_DIR}/cma
 # pkg-config: dscc_runtime (shared) and dscc_runtime_static (with the libraries the .a needs).
 get_filename_component(_blas_dir "${DSCC_OPENBLAS_LIBRARY}" DIRECTORY)
 set(DSCC_PC_OPENBLAS "-L${_blas_dir} -lopenblas")
+if(DSCC_RUNTIME_USES_DNNL)
+  string(APPEND DSCC_PC_OPENBLAS " -ldnnl -lgomp")
+endif()
 configure_file(cmake/dscc_runtime.pc.in ${CMAKE_BINARY_DIR}/pkgconfig/dscc_runtime.pc @ONLY)
 configure_file(cmake/dscc_runtime_static.pc.in ${CMAKE_BINARY_DIR}/pkgconfig/dscc_runtime_static.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/pkgconfig/dscc_runtime.pc ${CMAKE_BINARY_DIR}/pkgconfig/dscc_runtime_static.pc

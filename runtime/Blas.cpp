@@ -1,6 +1,10 @@
 // dscc_sgemm_strided_batched, dscc_sgemm_batched and dscc_sgemm_nd: checked arguments, tiles of C over the pool, cblas_sgemm per tile.
 #include "runtime/Blas.h"
 
+#ifdef DSCC_HAVE_DNNL
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
+#endif
 #ifndef DSCC_NO_BLAS
 #include <cblas.h>
 #else
@@ -91,7 +95,22 @@ void run(dscc_context* ctx, const Gemm& g, int64_t batch, const Operands& operan
       a += g.transA ? m0 : m0 * g.lda;
       bm += g.transB ? n0 * g.ldb : n0;
     }
-#ifndef DSCC_NO_BLAS
+#ifdef DSCC_HAVE_DNNL
+    // oneDNN's sgemm: 1.3-4x OpenBLAS's at BERT's shapes with few rows (bench/results/*-gemm-libs.md),
+    // on this thread only (its OpenMP team would otherwise compete with the pool's threads).
+    if (g.K == 0) {
+      // C = beta * C, which oneDNN skips for an empty product (0 * NaN would stay NaN: beta 0 writes zeros).
+      for (int64_t i = m0; i < m1; ++i)
+        for (int64_t j = n0; j < n1; ++j) {
+          float& x = c[i * g.ldc + j];
+          x = g.beta == 0.0f ? 0.0f : g.beta * x;
+        }
+      return;
+    }
+    omp_set_num_threads(1);
+    dnnl_sgemm(g.transA ? 'T' : 'N', g.transB ? 'T' : 'N', m1 - m0, n1 - n0, g.K, g.alpha, a, g.lda, bm, g.ldb, g.beta,
+               c + m0 * g.ldc + n0, g.ldc);
+#elif !defined(DSCC_NO_BLAS)
     cblas_sgemm(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans, g.transB ? CblasTrans : CblasNoTrans,
                 static_cast<blasint>(m1 - m0), static_cast<blasint>(n1 - n0), static_cast<blasint>(g.K), g.alpha,
                 a, static_cast<blasint>(g.lda), bm, static_cast<blasint>(g.ldb), g.beta, c + m0 * g.ldc + n0,
@@ -129,7 +148,16 @@ void initBlas() {
 #endif
 }
 
-#ifndef DSCC_NO_BLAS
+#if defined(DSCC_HAVE_DNNL)
+const char* blasConfig() {
+  static const std::string text = [] {
+    const dnnl_version_t* v = dnnl_version();
+    return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
+           " (sgemm, one thread per tile); OpenBLAS " + openblas_get_config();
+  }();
+  return text.c_str();
+}
+#elif !defined(DSCC_NO_BLAS)
 const char* blasConfig() { return openblas_get_config(); }
 #else
 const char* blasConfig() { return "none (runtime-only build without a BLAS)"; }
