@@ -157,7 +157,9 @@ bool resolveCacheSettings(const CacheFlags& f, const std::string& tool, CacheSet
 }
 
 std::unique_ptr<codegen::CompileCache> openCache(const CacheSettings& s, const std::string& tool) {
-  if (!s.enabled) return nullptr;
+  // No folder at all (--cache-dir not given, no config, neither HOME nor
+  // XDG_CACHE_HOME set, as under lit): quietly off, since nobody asked for one.
+  if (!s.enabled || s.dir.empty()) return nullptr;
   static std::string toolName;
   toolName = tool;
   return std::make_unique<codegen::CompileCache>(s.dir, s.maxBytes, [](const std::string& m) { warnLine(toolName, m); });

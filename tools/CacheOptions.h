@@ -37,7 +37,8 @@ struct CacheSettings {
 /// file, or `TOOL: error: ...` for a bad flag value.
 bool resolveCacheSettings(const CacheFlags& f, const std::string& tool, CacheSettings& out, std::ostream& err);
 
-/// The cache the settings ask for, or null with --no-cache. Warnings (an
+/// The cache the settings ask for, or null with --no-cache or when no folder
+/// is known (no --cache-dir, config, HOME or XDG_CACHE_HOME). Warnings (an
 /// unusable folder, a corrupt entry) go to stderr as `TOOL: warning: ...`.
 std::unique_ptr<codegen::CompileCache> openCache(const CacheSettings& s, const std::string& tool);
 

@@ -172,6 +172,8 @@ int buildArtifacts(const Frontend& fe, const ArtifactRequest& r) {
     if (cache) {
       cache->evictIfNeeded();
       if (r.cache.stats) printCacheStats(*cache, "dscc", std::cerr);
+    } else if (r.cache.stats) {
+      std::cerr << "dscc: cache: off (--no-cache, cache.enabled: false, or no folder known)\n";
     }
     return rc;
   };

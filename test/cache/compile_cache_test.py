@@ -78,21 +78,30 @@ def folder_bytes(cache):
 tmp = tempfile.mkdtemp(prefix="dscc-cache-test-")
 try:
     bert = os.path.join(WORK, "bert_layer.dsc")
+    # Second folders for outputs that must equal one of the same name.
+    os.makedirs(os.path.join(tmp, "e1"))
+    os.makedirs(os.path.join(tmp, "e2"))
     # 1. First and second compile.
     c1 = os.path.join(tmp, "c1")
-    a = run(["compile", bert, "-o", os.path.join(tmp, "a.so"), "--cache-dir", c1, "--cache-stats"])
+    # The same file name in two folders: a library's SONAME is its name, part of its key.
+    for d in ("first", "second", "nocache"):
+        os.makedirs(os.path.join(tmp, d))
+    a_so, b_so = os.path.join(tmp, "first", "m.so"), os.path.join(tmp, "second", "m.so")
+    a = run(["compile", bert, "-o", a_so, "--cache-dir", c1, "--cache-stats"])
     s = stats(a.stderr)
     check(a.returncode == 0, "first compile succeeds")
     check(s.get("so") == (0, 1, 0, 1), "first compile: the library misses and is stored (%s)" % (s.get("so"),))
     nk = s.get("kernel", (0, 0, 0, 0))[1]
     check(nk > 0 and s["kernel"] == (0, nk, 0, nk), "first compile: every kernel misses and is stored (%d)" % nk)
     check(s.get("host") == (0, 1, 0, 1), "first compile: the host code misses")
-    b = run(["compile", bert, "-o", os.path.join(tmp, "b.so"), "--cache-dir", c1, "--cache-stats"])
+    b = run(["compile", bert, "-o", b_so, "--cache-dir", c1, "--cache-stats"])
     s = stats(b.stderr)
     check(s.get("so") == (1, 0, 0, 0), "second compile: the library hits (%s)" % (s.get("so"),))
     check("kernel" not in s and "host" not in s, "second compile: no kernel compiled or looked up")
-    check(read(os.path.join(tmp, "a.so")) == read(os.path.join(tmp, "b.so")), "second compile: identical bytes")
-    r = subprocess.run([DSCC, "run", os.path.join(tmp, "b.so"), "--random", "--dim", "B=2", "--dim", "S=33", "--check"],
+    check(read(a_so) == read(b_so), "second compile: identical bytes")
+    run(["compile", bert, "-o", os.path.join(tmp, "nocache", "m.so"), "--no-cache"])
+    check(read(a_so) == read(os.path.join(tmp, "nocache", "m.so")), "--no-cache: identical bytes")
+    r = subprocess.run([DSCC, "run", b_so, "--random", "--dim", "B=2", "--dim", "S=33", "--check"],
                        capture_output=True, text=True)
     check(r.returncode == 0 and "check" in r.stdout, "the cached library runs and agrees with the interpreter")
 
@@ -120,7 +129,9 @@ try:
     check(s.get("obj") == (0, 1, 0, 1) and s.get("kernel") == (nk, 0, 0, 0) and s.get("host") == (1, 0, 0, 0),
           "-c after .so: every kernel and the host code reused (%s)" % (s,))
     text = open(bert).read()
-    changed = text.replace("epsilon = 1e-5", "epsilon = 1e-6", 1)
+    # (Scalar constants and epsilons are host values passed to kernels, so the
+    # change must be to an op: the FFN's activation.)
+    changed = text.replace(" = gelu ", " = tanh ", 1)
     check(changed != text, "the changed model differs in one op")
     cpath = os.path.join(tmp, "bert_changed.dsc")
     open(cpath, "w").write(changed)
@@ -129,19 +140,21 @@ try:
     hits, misses = s.get("kernel", (0, 0, 0, 0))[:2]
     check(p.returncode == 0 and hits > 0 and 0 < misses < nk,
           "a model with one changed op reuses the other kernels (%d hits, %d misses)" % (hits, misses))
-    p = run(["compile", cpath, "-o", os.path.join(tmp, "changed2.so"), "--no-cache"])
-    check(read(os.path.join(tmp, "changed.so")) == read(os.path.join(tmp, "changed2.so")),
+    p = run(["compile", cpath, "-o", os.path.join(tmp, "e1", "changed.so"), "--no-cache"])
+    check(read(os.path.join(tmp, "changed.so")) == read(os.path.join(tmp, "e1", "changed.so")),
           "the changed model from shared kernels equals its compile without the cache")
 
     # 4. Concurrent compiles sharing a cold cache.
     c4 = os.path.join(tmp, "c4")
-    ref = read(os.path.join(tmp, "a.so"))
+    ref = read(a_so)
     for rnd in range(2):
-        procs = [subprocess.Popen([DSCC, "compile", bert, "-o", os.path.join(tmp, "p%d_%d.so" % (rnd, i)),
+        for i in range(4):
+            os.makedirs(os.path.join(tmp, "p%d_%d" % (rnd, i)))
+        procs = [subprocess.Popen([DSCC, "compile", bert, "-o", os.path.join(tmp, "p%d_%d" % (rnd, i), "m.so"),
                                    "--cache-dir", c4, "-j", "1"], stderr=subprocess.PIPE, text=True) for i in range(4)]
         errs = [pr.communicate()[1] for pr in procs]
         ok = all(pr.returncode == 0 for pr in procs)
-        check(ok and all(read(os.path.join(tmp, "p%d_%d.so" % (rnd, i))) == ref for i in range(4)),
+        check(ok and all(read(os.path.join(tmp, "p%d_%d" % (rnd, i), "m.so")) == ref for i in range(4)),
               "round %d: 4 concurrent compiles sharing a cache all succeed with identical output" % rnd)
         check(not any("warning" in e for e in errs), "round %d: no warnings from concurrent use" % rnd)
     left = [f for f in os.listdir(os.path.join(c4, "v1")) if f.startswith(".")]
@@ -179,14 +192,14 @@ try:
     evicted = 0
     for model in MODELS + MODELS:
         path = os.path.join(WORK, model)
-        p = run(["compile", path, "-o", os.path.join(tmp, "e.so"), "--cache-dir", c6, "--cache-max-size", "160K",
+        p = run(["compile", path, "-o", os.path.join(tmp, "e1", "e.so"), "--cache-dir", c6, "--cache-max-size", "160K",
                  "--cache-stats"])
         m = re.search(r"(\d+) evicted", p.stderr)
         evicted += int(m.group(1)) if m else 0
         check(p.returncode == 0 and folder_bytes(c6) <= limit,
               "%s under a 160K limit: folder %d bytes" % (model, folder_bytes(c6)))
-        q = run(["compile", path, "-o", os.path.join(tmp, "e_ref.so"), "--no-cache"])
-        check(read(os.path.join(tmp, "e.so")) == read(os.path.join(tmp, "e_ref.so")), "%s: identical under eviction" % model)
+        q = run(["compile", path, "-o", os.path.join(tmp, "e2", "e.so"), "--no-cache"])
+        check(read(os.path.join(tmp, "e1", "e.so")) == read(os.path.join(tmp, "e2", "e.so")), "%s: identical under eviction" % model)
     check(evicted > 0, "entries were evicted (%d)" % evicted)
     # LRU: the entry used last survives a compile that evicts.
     run(["compile", ln, "-o", os.path.join(tmp, "lru.so"), "--cache-dir", c6, "--cache-max-size", "160K"])
@@ -196,10 +209,10 @@ try:
     # 7. An unusable folder, the config file.
     blocker = os.path.join(tmp, "not_a_dir")
     open(blocker, "w").write("x")
-    p = run(["compile", ln, "-o", os.path.join(tmp, "u.so"), "--cache-dir", os.path.join(blocker, "c")])
+    p = run(["compile", ln, "-o", os.path.join(tmp, "e1", "lru.so"), "--cache-dir", os.path.join(blocker, "c")])
     check(p.returncode == 0 and "warning" in p.stderr and "without the cache" in p.stderr,
           "an unusable cache folder warns and compiles (%s)" % p.stderr.strip())
-    check(read(os.path.join(tmp, "u.so")) == read(os.path.join(tmp, "lru.so")), "... with the same output")
+    check(read(os.path.join(tmp, "e1", "lru.so")) == read(os.path.join(tmp, "lru.so")), "... with the same output")
     cfg = os.path.join(tmp, "config.yaml")
     c7 = os.path.join(tmp, "c7")
     open(cfg, "w").write("# dscc settings\ncache:\n  dir: %s\n  max_size: 64M\nprogress: never\n" % c7)
@@ -213,8 +226,8 @@ try:
     open(cfg, "w").write("cache: [1, 2\n")
     p = run(["compile", ln, "-o", os.path.join(tmp, "cfg.so"), "--config", cfg])
     check(p.returncode != 0 and re.search(r"config.yaml:\d+:\d+: error: ", p.stderr), "bad YAML is a located error")
-    p = run(["compile", ln, "-o", os.path.join(tmp, "cfg.so"), "--config", cfg, "--no-cache", "--cache-max-size", "lots"])
-    check(p.returncode == 2, "a bad --cache-max-size is a usage error")
+    p = run(["compile", ln, "-o", os.path.join(tmp, "cfg.so"), "--no-cache", "--cache-max-size", "lots"])
+    check(p.returncode == 2 and "--cache-max-size 'lots' is not a size" in p.stderr, "a bad --cache-max-size is a usage error")
 
     # 8. The progress line.
     cold = ["--no-cache"]
