@@ -38,7 +38,7 @@ std::string defaultCacheDir();
 
 /// Per-kind counters of one process's use of the cache.
 struct CacheCounts {
-  uint64_t hits = 0, misses = 0, corrupt = 0, stored = 0;
+  uint64_t hits = 0, misses = 0, corrupt = 0, stored = 0;  ///< a corrupt entry counts as a miss too
 };
 
 /// One process's handle on a cache folder. Not thread-safe: callers look up
@@ -52,6 +52,7 @@ class CompileCache {
 
   /// True when the folder exists (or was created) and is writable.
   bool enabled() const { return enabled_; }
+  /// The folder as given (entries are in its `v1/`).
   const std::string& dir() const { return dir_; }
 
   /// The payload of entry (`kind`, `key`), or nullopt (missing or corrupt).
@@ -67,9 +68,11 @@ class CompileCache {
 
   /// Counters by kind ("kernel", "host", "so", "obj", "measure", ...).
   const std::map<std::string, CacheCounts>& counts() const { return counts_; }
+  /// Entries this process removed to keep the folder under the limit.
   uint64_t evicted() const { return evicted_; }
   /// Entries and bytes in the folder (scanned now).
   std::pair<uint64_t, uint64_t> usage() const;
+  /// The size limit in bytes.
   uint64_t maxBytes() const { return maxBytes_; }
 
  private:

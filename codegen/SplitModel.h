@@ -26,6 +26,7 @@ struct ModelPlan;
 /// The pieces of one model after split().
 class SplitModel {
  public:
+  /// An empty split; split() fills it.
   SplitModel();
   ~SplitModel();
   SplitModel(const SplitModel&) = delete;

@@ -56,8 +56,11 @@ bool parseSize(const std::string& s, uint64_t& bytes);
 /// when not (for tests), "never" not at all.
 class ProgressLine {
  public:
+  /// A line starting with `label`, drawn according to `mode` (auto, always, never).
   ProgressLine(const std::string& mode, std::string label);
+  /// Ends the line if it was drawn.
   ~ProgressLine();
+  /// True when the line is drawn at all.
   bool enabled() const { return enabled_; }
   /// Redraws (at most every 100 ms, and always for the last).
   void update(size_t done, size_t total, const std::string& what = "");
