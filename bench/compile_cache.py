@@ -1,11 +1,14 @@
 #!/usr/bin/python3
 """Compile times with and without the compile cache: the workloads and the imported BERT.
 
-Usage: /usr/bin/python3 bench/compile_cache.py PATH/TO/dscc [--repeat R] [--models a.dsc,b.onnx]
+Usage: /usr/bin/python3 bench/compile_cache.py PATH/TO/dscc [--repeat R] [--models a.dsc,b.onnx] [--baseline OLD_DSCC]
 
-Per model (bench/workloads/*.dsc, test/onnx/fixtures/bert_dynamo.onnx) and
-each of R repeats (the table shows the median, in seconds of wall time):
+Per model (bench/workloads/*.dsc, test/onnx/fixtures/bert_dynamo.onnx, and
+bert_stack12.dsc: 12 BERT layers from bench/make_bert_stack.py) and each of
+R repeats (the table shows the median, in seconds of wall time):
 
+- `baseline` (with --baseline): `OLD_DSCC compile`, e.g. a build from before
+  the per-kernel split (one LLVM module for the whole model);
 - `no cache -j1`: `--no-cache -j 1`, everything compiled on one thread;
 - `no cache`: `--no-cache`, kernels on one thread per hardware thread;
 - `cold`: an empty cache folder (everything compiled and stored);
@@ -30,10 +33,15 @@ import time
 DSCC = sys.argv[1]
 args = sys.argv[2:]
 repeat = int(args[args.index("--repeat") + 1]) if "--repeat" in args else 3
+baseline = args[args.index("--baseline") + 1] if "--baseline" in args else None
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, "bench", "workloads")
 models = [os.path.join(WORK, f) for f in sorted(os.listdir(WORK)) if f.endswith(".dsc")]
 models.append(os.path.join(ROOT, "test", "onnx", "fixtures", "bert_dynamo.onnx"))
+stack_dir = tempfile.mkdtemp(prefix="dscc-bench-stack-")
+subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_bert_stack.py"), "12",
+                os.path.join(stack_dir, "bert_stack12.dsc")], check=True)
+models.append(os.path.join(stack_dir, "bert_stack12.dsc"))
 if "--models" in args:
     names = args[args.index("--models") + 1].split(",")
     models = [m for m in models if os.path.basename(m) in names]
@@ -66,16 +74,19 @@ def changed_copy(model, tmp):
     return path
 
 
-print("| model | kernel objects | no cache -j1 | no cache | cold | warm | kernels warm (-c) | 1 op changed | speed-up (no cache / warm) |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| model | kernel objects |%s no cache -j1 | no cache | cold | warm | kernels warm (-c) | 1 op changed | speed-up (no cache / warm) |"
+      % (" baseline |" if baseline else ""))
+print("|---|---|---|---|---|---|---|---|---|" + ("---|" if baseline else ""))
 for model in models:
-    times = {k: [] for k in ("j1", "nocache", "cold", "warm", "kwarm", "changed")}
+    times = {k: [] for k in ("base", "j1", "nocache", "cold", "warm", "kwarm", "changed")}
     kernels = 0
     for r in range(repeat):
         tmp = tempfile.mkdtemp(prefix="dscc-bench-cache-")
         try:
             out = os.path.join(tmp, "m.so")
             cache = os.path.join(tmp, "cache")
+            if baseline:
+                times["base"].append(timed([baseline, "compile", model, "-o", out])[0])
             times["j1"].append(timed([DSCC, "compile", model, "-o", out, "--no-cache", "-j", "1"])[0])
             times["nocache"].append(timed([DSCC, "compile", model, "-o", out, "--no-cache"])[0])
             dt, err = timed([DSCC, "compile", model, "-o", out, "--cache-dir", cache, "--cache-stats"])
@@ -91,6 +102,7 @@ for model in models:
             shutil.rmtree(tmp, ignore_errors=True)
     med = {k: statistics.median(v) if v else None for k, v in times.items()}
     fmt = lambda v: "%.2f s" % v if v is not None else "-"
-    print("| %s | %d | %s | %s | %s | %s | %s | %s | %.1fx |" % (
-        os.path.basename(model), kernels, fmt(med["j1"]), fmt(med["nocache"]), fmt(med["cold"]), fmt(med["warm"]),
+    print("| %s | %d |%s %s | %s | %s | %s | %s | %s | %.1fx |" % (
+        os.path.basename(model), kernels, (" %s |" % fmt(med["base"])) if baseline else "", fmt(med["j1"]), fmt(med["nocache"]), fmt(med["cold"]), fmt(med["warm"]),
         fmt(med["kwarm"]), fmt(med["changed"]), med["nocache"] / med["warm"]), flush=True)
+shutil.rmtree(stack_dir, ignore_errors=True)

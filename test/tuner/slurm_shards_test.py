@@ -14,9 +14,9 @@ single-process run. The daemons are stopped and the folder removed whatever
 happens.
 
 Exit status: 0 when the merged YAML equals the single run; 1 when it does
-not or the job fails; 77 (ctest SKIP_RETURN_CODE) with the reason printed
+not or a shard fails; 77 (ctest SKIP_RETURN_CODE) with the reason printed
 when the engine cannot run here (not root, Slurm or munge not installed, a
-daemon that does not come up).
+daemon that does not come up, a node that cannot run even `true`).
 """
 import os
 import shutil
@@ -154,6 +154,13 @@ PartitionName=test Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubscr
 
     work = os.path.join(tmp, "work")
     os.chmod(work, 0o755)
+    # A job that does nothing tells an engine that cannot run jobs here (a
+    # skip) from a failing shard (a failure).
+    p = subprocess.run([tools["sbatch"], "--wait", "--chdir", work, "--output", os.path.join(work, "probe.txt"),
+                        "--wrap", "true"], env=env, capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        skip("Slurm runs but cannot run a job here (sbatch --wrap true: status %d %s):\n--- slurmd\n%s" % (
+            p.returncode, p.stderr.strip(), tail(os.path.join(tmp, "log", "slurmd.log"))))
     job = os.path.join(work, "shard.sh")
     with open(job, "w") as f:
         f.write("""#!/bin/bash
