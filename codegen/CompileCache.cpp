@@ -1,6 +1,7 @@
 // The cache folder's entries: keys and checksums with LLVM's SHA256 and xxh3, checked reads, temp-file-and-rename writes, LRU eviction by mtime.
 #include "codegen/CompileCache.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -65,10 +66,16 @@ std::string xxh3Hex(std::string_view data) {
 
 std::string compilerIdentity(const std::string& version) {
   std::string id = "dscc " + version + ", LLVM " LLVM_VERSION_STRING;
-  struct stat st;
-  if (stat("/proc/self/exe", &st) == 0)
-    id += ", exe " + std::to_string(st.st_size) + "@" + std::to_string(st.st_mtim.tv_sec) + "." +
-          std::to_string(st.st_mtim.tv_nsec);
+  auto stamp = [&](const char* what, const char* path) {
+    struct stat st;
+    if (path && stat(path, &st) == 0)
+      id += std::string(", ") + what + " " + std::to_string(st.st_size) + "@" + std::to_string(st.st_mtim.tv_sec) +
+            "." + std::to_string(st.st_mtim.tv_nsec);
+  };
+  stamp("exe", "/proc/self/exe");
+  // The shared libLLVM actually loaded: a point release replaces it under the same headers.
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(static_cast<uint64_t (*)(llvm::ArrayRef<uint8_t>)>(&llvm::xxh3_64bits)), &info) != 0) stamp("libLLVM", info.dli_fname);
   return id;
 }
 

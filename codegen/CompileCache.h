@@ -29,7 +29,8 @@ std::string xxh3Hex(std::string_view data);
 
 /// What identifies this build of the compiler in cache keys: `version`
 /// (dscc's), LLVM's, and the size and modification time of the running
-/// executable, so a rebuilt dscc never uses entries made by another build.
+/// executable and of the libLLVM it loaded, so a rebuilt dscc (or an updated
+/// LLVM) never uses entries made by another build.
 std::string compilerIdentity(const std::string& version);
 
 /// The default cache folder: `$XDG_CACHE_HOME/dscc`, else `$HOME/.cache/dscc`

@@ -67,6 +67,60 @@ void dropUnused(llvm::Module& m, llvm::Function* keep) {
   }
 }
 
+// Functions and globals in an order that depends only on what they are:
+// the model's order (which kernel first declared tanhf) would otherwise make
+// equal kernels print differently. Declarations and helpers by name, the
+// kernel last.
+void canonicalOrder(llvm::Module& m, llvm::Function* kernel) {
+  std::vector<llvm::Function*> fns;
+  for (llvm::Function& f : m)
+    if (&f != kernel) fns.push_back(&f);
+  std::sort(fns.begin(), fns.end(), [](llvm::Function* a, llvm::Function* b) {
+    if (a->isDeclaration() != b->isDeclaration()) return a->isDeclaration();
+    return a->getName() < b->getName();
+  });
+  fns.push_back(kernel);
+  for (llvm::Function* f : fns) {
+    f->removeFromParent();
+    m.getFunctionList().push_back(f);
+  }
+  std::vector<llvm::GlobalVariable*> gvs;
+  for (llvm::GlobalVariable& g : m.globals()) gvs.push_back(&g);
+  std::sort(gvs.begin(), gvs.end(), [](llvm::GlobalVariable* a, llvm::GlobalVariable* b) { return a->getName() < b->getName(); });
+  for (llvm::GlobalVariable* g : gvs) {
+    g->removeFromParent();
+    m.insertGlobalVariable(g);
+  }
+}
+
+// `f` and every definition with local linkage it reaches (helpers such as
+// dscc.ipow.i64, constant tables): what its module must define itself.
+std::set<const llvm::GlobalValue*> localClosure(llvm::Function* f) {
+  std::set<const llvm::GlobalValue*> seen = {f};
+  std::vector<const llvm::Value*> work;
+  auto visit = [&](const llvm::Value* v, auto& self) -> void {
+    if (auto* gv = llvm::dyn_cast<llvm::GlobalValue>(v)) {
+      if (gv->hasLocalLinkage() && !gv->isDeclaration() && seen.insert(gv).second) work.push_back(gv);
+      return;
+    }
+    if (auto* c = llvm::dyn_cast<llvm::Constant>(v))
+      for (const llvm::Use& op : c->operands()) self(op.get(), self);
+  };
+  work.push_back(f);
+  while (!work.empty()) {
+    const llvm::Value* v = work.back();
+    work.pop_back();
+    if (auto* fn = llvm::dyn_cast<llvm::Function>(v)) {
+      for (const llvm::BasicBlock& bb : *fn)
+        for (const llvm::Instruction& i : bb)
+          for (const llvm::Use& op : i.operands()) visit(op.get(), visit);
+    } else if (auto* g = llvm::dyn_cast<llvm::GlobalVariable>(v); g && g->hasInitializer()) {
+      visit(g->getInitializer(), visit);
+    }
+  }
+  return seen;
+}
+
 }  // namespace
 
 std::string SplitModel::split(CodeModule& cm, const ModelPlan& plan, const std::string& salt) {
@@ -90,11 +144,12 @@ std::string SplitModel::split(CodeModule& cm, const ModelPlan& plan, const std::
     llvm::Function* f = m.getFunction(name);
     if (!f || f->isDeclaration()) continue;  // a GPU model's kernels are PTX
     llvm::ValueToValueMapTy vmap;
-    std::unique_ptr<llvm::Module> km = llvm::CloneModule(m, vmap, [&](const llvm::GlobalValue* gv) {
-      return gv == f || (llvm::isa<llvm::GlobalVariable>(gv) && gv->hasLocalLinkage());
-    });
+    std::set<const llvm::GlobalValue*> own = localClosure(f);
+    std::unique_ptr<llvm::Module> km =
+        llvm::CloneModule(m, vmap, [&](const llvm::GlobalValue* gv) { return own.count(gv) > 0; });
     auto* kf = llvm::cast<llvm::Function>(vmap[f]);
     dropUnused(*km, kf);
+    canonicalOrder(*km, kf);
     // Names do not change the machine code; without them equal kernels of
     // different models (or layers) have equal IR.
     kf->setName("dscc.kernel");

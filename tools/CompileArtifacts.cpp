@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "codegen/CompileCache.h"
 #include "codegen/DebugInfo.h"
@@ -102,6 +103,24 @@ bool writeArtifact(const std::string& path, const std::string& bytes, mode_t mod
   return writeFile(path, bytes, err);  // a folder we may not create files in, but the output is writable
 }
 
+// The system tool `name` as found in PATH, stamped: the linker and
+// assembler decide an artifact's bytes as much as the compiler does.
+std::string toolStamp(const std::string& name) {
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream ss(path);
+    std::string dir;
+    while (std::getline(ss, dir, ':')) {
+      fs::path p = fs::path(dir.empty() ? "." : dir) / name;
+      if (access(p.c_str(), X_OK) == 0) {
+        std::error_code ec;
+        fs::path real = fs::canonical(p, ec);
+        return fileStamp(ec ? p.string() : real.string());
+      }
+    }
+  }
+  return name + " (not found)";
+}
+
 int fail(const std::string& msg) {
   std::cerr << "dscc: error: " << msg << "\n";
   return 1;
@@ -164,6 +183,7 @@ int buildArtifacts(const Frontend& fe, const ArtifactRequest& r) {
   std::string pieces = salt + "\nhost " + split.hostKey();
   for (size_t i = 0; i < split.kernelCount(); ++i) pieces += "\nkernel " + split.kernelKey(i);
   pieces += "\n" + weightsDigest(weights);
+  pieces += "\ntools " + toolStamp("cc") + ", " + toolStamp("ld") + ", " + toolStamp("as") + ", " + toolStamp("objcopy");
   std::string objKey = codegen::sha256Hex(pieces + "\nobj"),
               soKey = codegen::sha256Hex(pieces + "\nso " + soname + "\nrunpath " + runpath + "\nruntime " +
                                          fileStamp((fs::path(rt) / "libdscc_runtime.so").string()));
