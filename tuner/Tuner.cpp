@@ -9,8 +9,10 @@
 #include <random>
 #include <set>
 
+#include "codegen/CompileCache.h"
 #include "codegen/HostCodegen.h"
 #include "codegen/Jit.h"
+#include "ir/Printer.h"
 #include "ir/Tensor.h"
 #include "runtime/dscc_generated.h"
 #include "runtime/dscc_runtime.h"
@@ -236,7 +238,9 @@ std::string tuneModel(const std::map<int, const codegen::ModelPlan*>& plans, con
     const codegen::KernelPlan& kp = base.kernels[u.kernel];
     std::string what = "k" + std::to_string(u.kernel) + " " + kp.kind + " " + pointText(u.at);
     // Measured before (this kernel's code at these sizes, on this machine): reused.
-    std::string cacheKey = out.kernels[u.kernel].fingerprint + " " + kp.kind + " size " + std::to_string(u.size) +
+    // The kernel by a SHA-256 of its printed fusion op (the file's 64-bit
+    // fingerprint is a staleness check, too weak to stand for a measurement).
+    std::string cacheKey = codegen::sha256Hex(kp.kind + "\n" + printOp(*kp.fusion)) + " size " + std::to_string(u.size) +
                            " units " + std::to_string(u.units) + " work " + std::to_string(u.work) +
                            (opts.fakeTimer ? " fake" : " timed");
     for (const std::string& v : u.versions) cacheKey += " " + v;

@@ -46,8 +46,8 @@ struct TuneOptions {
   /// Notes (skipped units, kernels that cannot be measured), one line each.
   std::function<void(const std::string&)> note;
   /// The measurement cache (optional): `lookup(key, times)` fills the times
-  /// (config name -> ns) measured before for the unit `key` names (the
-  /// kernel's fingerprint and kind, its sizes, the versions each width
+  /// (config name -> ns) measured before for the unit `key` names (a SHA-256
+  /// of the kernel's kind and printed fusion op, its sizes, the versions each width
   /// selects, the timer); `store` keeps a new measurement. The caller adds
   /// the machine and compiler to the key.
   std::function<bool(const std::string& key, std::map<std::string, double>& times)> lookup;
