@@ -22,7 +22,9 @@ Every case uses its own cache folder under a temporary directory:
 7. an unusable cache folder warns and compiles without the cache; a config
    file sets the folder; a bad config file is a located error;
 8. the progress line: shown with --progress=always and on a terminal (a
-   pty), absent with --progress=never and when stderr is a pipe.
+   pty), absent with --progress=never and when stderr is a pipe;
+9. weights (a `constant file(...)` .npy changed, the program not) are in
+   the library's key: a new library, equal to the uncached one.
 
 Exits 1 on any failure.
 """
@@ -255,6 +257,36 @@ try:
     os.close(master)
     check(pr.returncode == 0 and b"dscc: compiling bert_layer.dsc:" in got and b"ETA" in got,
           "auto, stderr a terminal: the progress line")
+
+    # 9. Weights are in the artifact's key: a changed .npy (same program text) is a new library, never a stale one.
+    import numpy as np
+    wdir = os.path.join(tmp, "w")
+    os.makedirs(wdir)
+    inputs = os.path.join(SRC, "test", "compile", "inputs")
+    shutil.copy(os.path.join(inputs, "file_constant.dsc"), wdir)
+    np.save(os.path.join(wdir, "bias3.npy"), np.array([1, 2, 3], np.float32))
+    prog = os.path.join(wdir, "file_constant.dsc")
+    c9 = os.path.join(tmp, "c9")
+    outs = {}
+    for tag in ("one", "two"):
+        if tag == "two":
+            np.save(os.path.join(wdir, "bias3.npy"), np.array([4, 5, 6], np.float32))
+        for mode in ("cache", "none"):
+            d = os.path.join(tmp, "w_" + tag + "_" + mode)
+            os.makedirs(d)
+            extra = ["--cache-dir", c9, "--cache-stats"] if mode == "cache" else ["--no-cache"]
+            p = run(["compile", prog, "-o", os.path.join(d, "m.so")] + extra)
+            if mode == "cache" and tag == "two":
+                s = stats(p.stderr)
+                check(s.get("so", (0, 0))[:2] == (0, 1) and s.get("kernel", (0, 1))[1] == 0,
+                      "changed weights: the library misses, the kernels hit (%s)" % s)
+            outs[(tag, mode)] = read(os.path.join(d, "m.so"))
+        r = subprocess.run([DSCC, "run", os.path.join(tmp, "w_" + tag + "_cache", "m.so"), "--random", "--dim", "N=3",
+                            "--check"], capture_output=True, text=True)
+        check(r.returncode == 0 and "check: ok" in r.stdout, "%s weights: the cached library agrees with the interpreter" % tag)
+    check(outs[("one", "cache")] == outs[("one", "none")] and outs[("two", "cache")] == outs[("two", "none")],
+          "with changed weights, cached and uncached libraries are identical")
+    check(outs[("one", "cache")] != outs[("two", "cache")], "the libraries of the two weights differ")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
