@@ -197,6 +197,9 @@ int buildArtifacts(const Frontend& fe, const ArtifactRequest& r) {
     }
     return rc;
   };
+  // A whole artifact is stored only up to a quarter of the limit: a model
+  // with large weights would otherwise push out every kernel for bytes that
+  // only save a link (its kernels and host object are still stored).
   std::string err, objBytes, soBytes;
   bool needObj = !r.objPath.empty(), needSo = !r.soPath.empty();
   if (cache && needObj)
@@ -256,7 +259,7 @@ int buildArtifacts(const Frontend& fe, const ArtifactRequest& r) {
       if (runProgram({"objcopy", "--localize-hidden", out}) != 0)
         return finish(fail("objcopy --localize-hidden failed on the model's object"));
       if (!readFile(out, objBytes)) return finish(fail("cannot read back the linked object"));
-      if (cache) cache->put("obj", objKey, objBytes);
+      if (cache && objBytes.size() <= r.cache.maxBytes / 4) cache->put("obj", objKey, objBytes);
     }
     if (needSo) {
       // --runtime-dir '$ORIGIN/...' is recorded as is (the model finds the
@@ -272,7 +275,7 @@ int buildArtifacts(const Frontend& fe, const ArtifactRequest& r) {
       if (int rc = runProgram(link); rc != 0)
         return finish(fail("the system linker (cc -shared) failed with status " + std::to_string(rc)));
       if (!readFile(out, soBytes)) return finish(fail("cannot read back the linked library"));
-      if (cache) cache->put("so", soKey, soBytes);
+      if (cache && soBytes.size() <= r.cache.maxBytes / 4) cache->put("so", soKey, soBytes);
     }
   }
   if (!r.objPath.empty() && !writeArtifact(r.objPath, objBytes, 0666, &err)) return finish(fail(err));
