@@ -24,7 +24,9 @@ Every case uses its own cache folder under a temporary directory:
 8. the progress line: shown with --progress=always and on a terminal (a
    pty), absent with --progress=never and when stderr is a pipe;
 9. weights (a `constant file(...)` .npy changed, the program not) are in
-   the library's key: a new library, equal to the uncached one.
+   the library's key: a new library, equal to the uncached one;
+10. a --tuning compile (dscc-tune beside dscc) is identical cold, warm and
+    without the cache.
 
 Exits 1 on any failure.
 """
@@ -287,6 +289,25 @@ try:
     check(outs[("one", "cache")] == outs[("one", "none")] and outs[("two", "cache")] == outs[("two", "none")],
           "with changed weights, cached and uncached libraries are identical")
     check(outs[("one", "cache")] != outs[("two", "cache")], "the libraries of the two weights differ")
+
+    # 10. --tuning: tuned kernels (every configuration's versions) through the cache, identical to uncached.
+    tune = os.path.join(os.path.dirname(os.path.abspath(DSCC)), "dscc-tune")
+    tyaml = os.path.join(tmp, "t.yaml")
+    t = subprocess.run([tune, ln, "--shapes", os.path.join(SRC, "test", "tuner", "inputs", "ln_small.yaml"), "--fake-timer",
+                        "--no-cache", "-o", tyaml], capture_output=True, text=True)
+    check(t.returncode == 0, "dscc-tune wrote a tuning file")
+    c10 = os.path.join(tmp, "c10")
+    tuned = {}
+    for mode, extra in (("cold", ["--cache-dir", c10]), ("warm", ["--cache-dir", c10]), ("none", ["--no-cache"])):
+        d = os.path.join(tmp, "t_" + mode)
+        os.makedirs(d)
+        p = run(["compile", ln, "--tuning", tyaml, "-o", os.path.join(d, "ln.so")] + extra)
+        tuned[mode] = read(os.path.join(d, "ln.so")) if p.returncode == 0 else None
+    check(tuned["cold"] is not None and tuned["cold"] == tuned["warm"] == tuned["none"],
+          "--tuning: identical cold, warm and without the cache")
+    r = subprocess.run([DSCC, "run", os.path.join(tmp, "t_warm", "ln.so"), "--random", "--dim", "N=7", "--dim", "D=256",
+                        "--check"], capture_output=True, text=True)
+    check(r.returncode == 0 and "check: ok" in r.stdout, "--tuning: the cached library agrees with the interpreter")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
