@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Installs the Debian packages dscc needs (only the missing ones; slurm-wlm and munge for the Slurm job-array test) and configures
+# Installs the Debian packages dscc needs (only the missing ones) and configures
 # the build directory. Safe to run any number of times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(cmake ninja-build g++ python3 python3-numpy python3-yaml libcli11-dev libgtest-dev libopenblas-pthread-dev libz3-dev libyaml-cpp-dev llvm-19-tools llvm-19-dev libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler python3-onnx python3-torch help2man pybind11-dev python3-pybind11 python3-dev pkgconf slurm-wlm munge)
+PACKAGES=(cmake ninja-build g++ python3 python3-numpy python3-yaml libcli11-dev libgtest-dev libopenblas-pthread-dev libz3-dev libyaml-cpp-dev llvm-19-tools llvm-19-dev libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler python3-onnx python3-torch help2man pybind11-dev python3-pybind11 python3-dev pkgconf)
+# The Slurm job-array test (test/tuner/slurm_shards_test.py) starts munged, slurmctld and slurmd itself.
+PACKAGES+=(slurm-wlm munge)
 # --fuzz: also clang and its libFuzzer/sanitizer runtimes, and a build-fuzz/
 # folder with the fuzz targets (docs/hardening.md).
 FUZZ=0
