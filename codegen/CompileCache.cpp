@@ -163,7 +163,8 @@ std::optional<std::string> CompileCache::get(const std::string& kind, const std:
   // The LRU clock: a hit is a use.
   utimensat(AT_FDCWD, p.c_str(), nullptr, 0);
   ++c.hits;
-  return data.substr(kHeader);
+  data.erase(0, kHeader);  // in place: an artifact with weights may be large
+  return data;
 }
 
 void CompileCache::put(const std::string& kind, const std::string& key, std::string_view bytes) {
