@@ -13,11 +13,13 @@ layer norm and a softmax) over two_small.yaml, in a fresh cache folder:
    kernel), a run measures only that kernel's sizes and reuses the layer
    norm's: the layer norm's entry in the YAML is identical to the first run's;
 4. --no-cache measures everything again; a different thread count (another
-   machine configuration) reuses nothing.
+   machine configuration) reuses nothing;
+5. the progress bar shows on a terminal (a pty) and not on a pipe.
 
 Exits 1 on any failure.
 """
 import os
+import pty
 import re
 import shutil
 import subprocess
@@ -89,6 +91,28 @@ try:
                        capture_output=True, text=True)
     check(re.search(r"dscc-tune: %d sizes measured, 0 reused" % total, p.stderr) is not None,
           "another thread count is another machine: nothing reused")
+
+    # 5. The progress bar: on a terminal (a pty) by default, never on a pipe.
+    cmd = [TUNE, model, "--shapes", os.path.join(INPUTS, "two_small.yaml"), "--fake-timer", "--no-cache",
+           "-o", os.path.join(tmp, "f.yaml")]
+    master, slave = pty.openpty()
+    pr = subprocess.Popen(cmd, stderr=slave, stdout=subprocess.DEVNULL)
+    os.close(slave)
+    got = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        got += chunk
+    pr.wait()
+    os.close(master)
+    check(pr.returncode == 0 and re.search(rb"\[#+ *\] 6/6 .*ETA", got) is not None,
+          "on a terminal: the progress bar with counts and ETA")
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    check(p.returncode == 0 and "ETA" not in p.stderr, "stderr a pipe: no progress bar")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
