@@ -23,7 +23,7 @@ namespace {
 
 struct Target {
   std::unique_ptr<llvm::TargetMachine> tm;
-  std::string triple, cpu;
+  std::string triple, cpu, features;
 };
 
 std::string makeTarget(const ObjectOptions& opts, Target& t) {
@@ -53,6 +53,7 @@ std::string makeTarget(const ObjectOptions& opts, Target& t) {
                                 : opts.optLevel == 2 ? llvm::CodeGenOptLevel::Default
                                                      : llvm::CodeGenOptLevel::Aggressive;
   llvm::TargetOptions to;
+  t.features = features;
   t.tm.reset(target->createTargetMachine(t.triple, t.cpu, features, to, llvm::Reloc::PIC_, std::nullopt, level));
   if (!t.tm) return "codegen: cannot create a target machine for " + t.triple + " (" + t.cpu + ")";
   return "";
@@ -66,31 +67,46 @@ std::string describeTarget(const ObjectOptions& opts) {
   return t.triple + ", " + t.cpu;
 }
 
-std::string optimizeModule(CodeModule& m, const ObjectOptions& opts) {
-  if (std::string msgs = verifyModule(m); !msgs.empty()) return "codegen: invalid LLVM IR (a dscc bug):\n" + msgs;
+std::string targetKey(const ObjectOptions& opts) {
   Target t;
   if (std::string e = makeTarget(opts, t); !e.empty()) return e;
-  m.module().setDataLayout(t.tm->createDataLayout());
-  m.module().setTargetTriple(t.triple);
+  return t.triple + "\ncpu " + t.cpu + "\nfeatures " + t.features + "\n-O" + std::to_string(opts.optLevel) +
+         (opts.optimizeSize ? " -Os" : "");
+}
+
+std::string optimizeModule(CodeModule& m, const ObjectOptions& opts) {
+  if (std::string msgs = verifyModule(m); !msgs.empty()) return "codegen: invalid LLVM IR (a dscc bug):\n" + msgs;
+  return optimizeModule(m.module(), opts);
+}
+
+std::string optimizeModule(llvm::Module& m, const ObjectOptions& opts) {
+  Target t;
+  if (std::string e = makeTarget(opts, t); !e.empty()) return e;
+  m.setDataLayout(t.tm->createDataLayout());
+  m.setTargetTriple(t.triple);
   if (opts.optimizeSize)
-    for (llvm::Function& fn : m.module())
+    for (llvm::Function& fn : m)
       if (!fn.isDeclaration()) fn.addFnAttr(llvm::Attribute::OptimizeForSize);
-  runOptPipeline(m.module(), *t.tm, opts.optLevel, /*libmvec=*/llvm::Triple(t.triple).getArch() == llvm::Triple::x86_64,
+  runOptPipeline(m, *t.tm, opts.optLevel, /*libmvec=*/llvm::Triple(t.triple).getArch() == llvm::Triple::x86_64,
                  opts.optimizeSize);
   return "";
 }
 
 std::string emitMachineCode(CodeModule& m, const ObjectOptions& opts, bool assembly, std::string& out) {
+  return emitMachineCode(m.module(), opts, assembly, out);
+}
+
+std::string emitMachineCode(llvm::Module& m, const ObjectOptions& opts, bool assembly, std::string& out) {
   Target t;
   if (std::string e = makeTarget(opts, t); !e.empty()) return e;
-  m.module().setDataLayout(t.tm->createDataLayout());
-  m.module().setTargetTriple(t.triple);
+  m.setDataLayout(t.tm->createDataLayout());
+  m.setTargetTriple(t.triple);
   llvm::SmallVector<char, 0> buf;
   llvm::raw_svector_ostream os(buf);
   llvm::legacy::PassManager pm;
   auto kind = assembly ? llvm::CodeGenFileType::AssemblyFile : llvm::CodeGenFileType::ObjectFile;
   if (t.tm->addPassesToEmitFile(pm, os, nullptr, kind)) return "codegen: the target cannot emit this file type";
-  pm.run(m.module());
+  pm.run(m);
   out.assign(buf.begin(), buf.end());
   return "";
 }

@@ -3,6 +3,10 @@
 
 #include <string>
 
+namespace llvm {
+class Module;
+}  // namespace llvm
+
 namespace dscc::codegen {
 
 class CodeModule;
@@ -29,5 +33,16 @@ std::string emitMachineCode(CodeModule& m, const ObjectOptions& opts, bool assem
 
 /// The target triple and CPU that `opts` selects, e.g. "x86_64-pc-linux-gnu, znver3".
 std::string describeTarget(const ObjectOptions& opts);
+
+/// Everything about the target and options that decides the machine code for
+/// a module: triple, CPU, its feature string (for `native`, this machine's),
+/// -O level and -Os. Part of every compile cache key (codegen/CompileCache.h).
+std::string targetKey(const ObjectOptions& opts);
+
+/// optimizeModule and emitMachineCode on a bare module (one whose context the
+/// caller owns, e.g. a kernel compiled on a worker thread).
+std::string optimizeModule(llvm::Module& m, const ObjectOptions& opts);
+/// See optimizeModule(llvm::Module&, ...).
+std::string emitMachineCode(llvm::Module& m, const ObjectOptions& opts, bool assembly, std::string& out);
 
 }  // namespace dscc::codegen

@@ -1,7 +1,5 @@
 // `dscc compile`: a .dsc program to a shared library, an object file, a header or inspection output.
 #include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -17,12 +15,11 @@
 #include "codegen/HostCodegen.h"
 #include "codegen/Jit.h"
 #include "codegen/ObjectEmitter.h"
+#include "tools/CompileArtifacts.h"
 #include "ir/Printer.h"
 #include "tools/Commands.h"
 #include "tools/Frontend.h"
 #include "tools/ToolMain.h"
-
-extern char** environ;
 
 namespace dscc::tools {
 namespace {
@@ -34,46 +31,10 @@ struct CompileOpts {
   std::string optLevel = "2";
   std::vector<std::string> depTargets;  // -MT
   bool objectOnly = false, depsMD = false, depsMMD = false, depsPhony = false, debugInfo = false;
-  int vectorWidth = 0;
+  int vectorWidth = 0, jobs = 0;
+  std::shared_ptr<CacheFlags> cache = std::make_shared<CacheFlags>();
   std::shared_ptr<frontend::ImportOptions> onnx = std::make_shared<frontend::ImportOptions>();
 };
-
-// The folder holding libdscc_runtime.so: next to the build tree's tools/ (or
-// given with --runtime-dir).
-std::string defaultRuntimeDir() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return "";
-  for (fs::path cand : {exe.parent_path().parent_path() / "runtime", exe.parent_path().parent_path() / "lib"})
-    if (fs::exists(cand / "libdscc_runtime.so", ec)) return fs::canonical(cand, ec).string();
-  return "";
-}
-
-bool writeFile(const std::string& path, const std::string& bytes, std::string* err) {
-  if (path == "-") {
-    std::cout << bytes;
-    return true;
-  }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (out) out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) {
-    *err = "cannot write '" + path + "'";
-    return false;
-  }
-  return true;
-}
-
-// Runs a program (no shell) and waits; returns its exit status or -1.
-int runProgram(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return -1;
-  int status = 0;
-  if (waitpid(pid, &status, 0) < 0) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 // ptxas from PATH or the CUDA toolkit's usual place; "" if neither has it.
 std::string findPtxas() {
@@ -84,26 +45,6 @@ std::string findPtxas() {
       if (!dir.empty() && access((fs::path(dir) / "ptxas").c_str(), X_OK) == 0) return (fs::path(dir) / "ptxas").string();
   }
   if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return "/usr/local/cuda/bin/ptxas";
-  return "";
-}
-
-// Files removed when the compile is done, whatever happens.
-struct TempFiles {
-  std::vector<std::string> paths;
-  ~TempFiles() {
-    std::error_code ec;
-    for (const std::string& p : paths) fs::remove(p, ec);
-  }
-};
-
-// Assembles the external weights into BASE.weights.o (GNU as via cc, .incbin of BASE.weights.bin).
-std::string weightsObject(const codegen::ExternalData& w, const std::string& base, TempFiles& temps) {
-  std::string bin = base + ".weights.bin", asmFile = base + ".weights.s", obj = base + ".weights.o", err;
-  temps.paths.insert(temps.paths.end(), {bin, asmFile, obj});
-  if (std::string e = w.write(bin); !e.empty()) return e;
-  if (!writeFile(asmFile, w.assembly(fs::absolute(bin).string()), &err)) return err;
-  if (runProgram({"cc", "-c", "-o", obj, asmFile}) != 0)
-    return "the system assembler (cc -c) failed on the weights (" + std::to_string(w.size) + " bytes)";
   return "";
 }
 
@@ -239,6 +180,12 @@ int cmdCompile(const CompileOpts& o) {
     std::cerr << "dscc: error: --emit=ptx needs a GPU target (--target=cuda:sm_80 or cuda:sm_90)\n";
     return kUsageError;
   }
+  CacheSettings settings;
+  if (!resolveCacheSettings(*o.cache, "dscc", settings, std::cerr)) return kUsageError;
+  if (o.jobs < 0) {
+    std::cerr << "dscc: error: -j must be at least 0 (0: one per hardware thread)\n";
+    return kUsageError;
+  }
   codegen::PlanOptions popts;
   if (!targetPlanOptions(o.target, o.vectorWidth, o.rowSchedule, popts, std::cerr)) return 1;
   auto fe = loadAndPlan(o.file, o.func, popts, std::cerr, *o.onnx);
@@ -294,77 +241,41 @@ int cmdCompile(const CompileOpts& o) {
   for (const std::string& k : kinds)
     if (pathFor(k) != "-") written.push_back(pathFor(k));
   if (needCode) {
-    codegen::CodeModule m(fe->func->name);
-    // Weights stay out of LLVM for objects and libraries: assembled from a
-    // file beside the code (weightsObject), so memory holds them once.
-    codegen::ExternalData weights;
-    bool external = wants("obj") || wants("so");
-    if (std::string e = codegen::emitModel(fe->plan, fe->source, m, gpuArch.empty() ? nullptr : &gpu,
-                                              fs::absolute(o.file).parent_path().string(),
-                                              external ? &weights : nullptr); !e.empty())
-      return fail(o.file + ": cannot compile @" + fe->func->name + ": " + e);
     codegen::ObjectOptions oo;
     oo.optimizeSize = o.optLevel == "s";
     oo.optLevel = oo.optimizeSize ? 2 : o.optLevel[0] - '0';
     oo.cpu = o.cpu;
-    if (o.debugInfo) codegen::addDebugInfo(m, fe->plan, o.file, oo.optLevel > 0);
-    if (std::string e = codegen::optimizeModule(m, oo); !e.empty()) return fail(e);
-    if (wants("llvm") && !writeFile(pathFor("llvm"), codegen::emitLLVMText(m), &err)) return fail(err);
-    if (wants("asm")) {
-      std::string text;
-      if (std::string e = codegen::emitMachineCode(m, oo, true, text); !e.empty()) return fail(e);
-      if (!writeFile(pathFor("asm"), text, &err)) return fail(err);
+    bool external = wants("obj") || wants("so");
+    if (wants("llvm") || wants("asm")) {
+      // The whole model in one module, as it is before the split into
+      // per-kernel objects (the same functions; see docs/compile.md).
+      codegen::CodeModule m(fe->func->name);
+      codegen::ExternalData weights;
+      if (std::string e = codegen::emitModel(fe->plan, fe->source, m, gpuArch.empty() ? nullptr : &gpu,
+                                                fs::absolute(o.file).parent_path().string(),
+                                                external ? &weights : nullptr); !e.empty())
+        return fail(o.file + ": cannot compile @" + fe->func->name + ": " + e);
+      if (o.debugInfo) codegen::addDebugInfo(m, fe->plan, o.file, oo.optLevel > 0);
+      if (std::string e = codegen::optimizeModule(m, oo); !e.empty()) return fail(e);
+      if (wants("llvm") && !writeFile(pathFor("llvm"), codegen::emitLLVMText(m), &err)) return fail(err);
+      if (wants("asm")) {
+        std::string text;
+        if (std::string e = codegen::emitMachineCode(m, oo, true, text); !e.empty()) return fail(e);
+        if (!writeFile(pathFor("asm"), text, &err)) return fail(err);
+      }
     }
-    if (wants("obj") || wants("so")) {
-      std::string obj;
-      if (std::string e = codegen::emitMachineCode(m, oo, false, obj); !e.empty()) return fail(e);
-      TempFiles temps;
-      std::string weightsObj;
-      if (weights.size > 0) {
-        std::string base = (wants("so") ? pathFor("so") : pathFor("obj")) + ".tmp" + std::to_string(getpid());
-        weightsObj = base + ".weights.o";
-        if (std::string e = weightsObject(weights, base, temps); !e.empty()) return fail(e);
-      }
-      if (wants("obj")) {
-        if (weightsObj.empty()) {
-          if (!writeFile(pathFor("obj"), obj, &err)) return fail(err);
-        } else {
-          // One relocatable object: the code and the weights, merged by the linker.
-          std::string code = pathFor("obj") + ".tmp" + std::to_string(getpid()) + ".code.o";
-          temps.paths.push_back(code);
-          if (!writeFile(code, obj, &err)) return fail(err);
-          if (runProgram({"ld", "-r", "-o", pathFor("obj"), code, weightsObj}) != 0)
-            return fail("the system linker (ld -r) failed to merge the code and the weights");
-        }
-      }
-      if (wants("so")) {
-        // --runtime-dir '$ORIGIN/...' is recorded as is (the model finds the
-        // runtime relative to itself); the runtime linked against is then the
-        // one beside dscc. Any other folder is both linked and recorded.
-        bool originRelative = o.runtimeDir.rfind("$ORIGIN", 0) == 0 || o.runtimeDir.rfind("${ORIGIN}", 0) == 0;
-        std::string rt = o.runtimeDir.empty() || originRelative ? defaultRuntimeDir() : o.runtimeDir;
-        if (rt.empty() || !fs::exists(fs::path(rt) / "libdscc_runtime.so"))
-          return fail("cannot find libdscc_runtime.so (looked next to the dscc executable, in ../runtime and ../lib; "
-                      "give --runtime-dir)");
-        std::string out = pathFor("so");
-        // RUNPATH: the model's own folder first (a runtime deployed beside
-        // it), then the runtime's folder (or the $ORIGIN-relative one given).
-        std::string runpath = "$ORIGIN:" + (originRelative ? o.runtimeDir : fs::absolute(rt).lexically_normal().string());
-        // The object goes to a private temporary next to the output; the
-        // system linker makes the shared library from it.
-        std::string tmp = out + ".tmp" + std::to_string(getpid()) + ".o";
-        if (!writeFile(tmp, obj, &err)) return fail(err);
-        std::vector<std::string> link = {"cc", "-shared", "-o", out, tmp};
-        if (!weightsObj.empty()) link.push_back(weightsObj);
-        for (std::string a : {"-Wl,-soname," + fs::path(out).filename().string(), "-L" + rt,
-                              std::string("-ldscc_runtime"), std::string("-Wl,--enable-new-dtags"),
-                              "-Wl,-rpath," + runpath, std::string("-lmvec"), std::string("-lm")})
-          link.push_back(a);
-        int rc = runProgram(link);
-        std::error_code ec;
-        fs::remove(tmp, ec);
-        if (rc != 0) return fail("the system linker (cc -shared) failed with status " + std::to_string(rc));
-      }
+    if (external) {
+      ArtifactRequest r;
+      r.file = o.file;
+      if (wants("obj")) r.objPath = pathFor("obj");
+      if (wants("so")) r.soPath = pathFor("so");
+      r.runtimeDir = o.runtimeDir;
+      r.debugInfo = o.debugInfo;
+      r.jobs = o.jobs;
+      r.object = oo;
+      r.gpu = gpuArch.empty() ? nullptr : &gpu;
+      r.cache = settings;
+      if (int rc = buildArtifacts(*fe, r); rc != 0) return rc;
     }
   }
   if (o.depsMD || o.depsMMD) {
@@ -431,6 +342,8 @@ Command addCompileCommand(CLI::App& app) {
                 "recorded as given (the model finds the runtime relative to itself) and the runtime beside dscc is "
                 "linked");
   c->add_option("--tuning", o->tuning, "a dscc-tune file: vector width and parallel chunk per size range (docs/tuning.md)");
+  c->add_option("-j,--jobs", o->jobs, "threads compiling kernels (default 0: one per hardware thread)");
+  addCacheFlags(c, o->cache);
   addImportOptions(c, o->onnx);
   return {c, [o] { return cmdCompile(*o); }};
 }

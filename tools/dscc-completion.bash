@@ -23,8 +23,10 @@ _dscc() {
     fi
   fi
   case "$prev" in
-    -o|--output|-MF|--MF|--tuning|--shapes|-i|--input|--const|--runtime-dir|--output-dir)
+    -o|--output|-MF|--MF|--tuning|--shapes|-i|--input|--const|--runtime-dir|--output-dir|--config)
       COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+    --cache-dir) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
+    --progress) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return 0 ;;
     --emit) COMPREPLY=($(compgen -W "so obj header ir fused-ir llvm asm ptx" -- "$cur")); return 0 ;;
     --target) COMPREPLY=($(compgen -W "cpu cuda:sm_80 cuda:sm_90" -- "$cur")); return 0 ;;
     --mcpu) COMPREPLY=($(compgen -W "native x86-64 x86-64-v2 x86-64-v3 x86-64-v4" -- "$cur")); return 0 ;;

@@ -10,7 +10,10 @@
 #include <memory>
 #include <regex>
 #include <sstream>
+#include <thread>
 
+#include "codegen/ObjectEmitter.h"
+#include "tools/CacheOptions.h"
 #include "tools/Commands.h"
 #include "tools/Frontend.h"
 #include "tools/ToolMain.h"
@@ -145,6 +148,8 @@ int main(int argc, char** argv) {
   app.add_option("--max-mib", maxMiB, "skip sizes whose buffers exceed this many MiB (default 4096)");
   app.add_flag("--fake-timer", fakeTimer, "a deterministic cost model instead of running kernels (for tests)");
   app.add_flag("--list-points", listPoints, "print the distribution's points (merged, with weights) and exit");
+  auto cacheFlags = std::make_shared<tools::CacheFlags>();
+  tools::addCacheFlags(&app, cacheFlags);
   tools::addVersionFlag(app, "dscc-tune");
   std::vector<std::string> args = tools::reversedArgs(argc, argv);
   if (int rc = tools::parseCommandLine(app, "dscc-tune", args); rc >= 0) return rc;
@@ -176,6 +181,9 @@ int main(int argc, char** argv) {
     std::cerr << "dscc-tune: error: -o FILE is required\n";
     return 1;
   }
+
+  tools::CacheSettings settings;
+  if (!tools::resolveCacheSettings(*cacheFlags, "dscc-tune", settings, std::cerr)) return tools::kUsageError;
 
   tuner::DistributionSpec spec;
   std::string err;
@@ -216,23 +224,46 @@ int main(int argc, char** argv) {
   opts.fakeTimer = fakeTimer;
   opts.maxBytes = static_cast<uint64_t>(std::max<int64_t>(maxMiB, 1)) << 20;
   opts.interrupt = &gInterrupted;
-  bool tty = isatty(2);
+  // A bar redrawn in place, on a terminal (or with --progress=always); nothing otherwise.
+  bool tty = settings.progress == "always" || (settings.progress == "auto" && isatty(2));
   opts.progress = [tty](const tuner::TuneProgress& p) {
+    if (!tty) return;
     double eta = p.done ? p.elapsedSeconds / p.done * (p.total - p.done) : 0;
     char buf[256];
-    if (tty) {
-      int filled = p.total ? static_cast<int>(30 * p.done / p.total) : 30;
-      std::snprintf(buf, sizeof buf, "\r[%-30s] %zu/%zu  %.0fs, ETA %.0fs  ", std::string(filled, '#').c_str(), p.done,
-                    p.total, p.elapsedSeconds, eta);
-      std::cerr << buf << std::flush;
-      if (p.done == p.total) std::cerr << "\n";
-    } else {
-      std::snprintf(buf, sizeof buf, "dscc-tune: %zu/%zu %s (%.1fs, ETA %.0fs)\n", p.done, p.total, p.what.c_str(),
-                    p.elapsedSeconds, eta);
-      std::cerr << buf;
-    }
+    int filled = p.total ? static_cast<int>(30 * p.done / p.total) : 30;
+    std::snprintf(buf, sizeof buf, "\r[%-30s] %zu/%zu  %.0fs, ETA %.0fs  ", std::string(filled, '#').c_str(), p.done,
+                  p.total, p.elapsedSeconds, eta);
+    std::cerr << buf << std::flush;
+    if (p.done == p.total) std::cerr << "\n";
   };
   opts.note = [tty](const std::string& s) { std::cerr << (tty ? "\n" : "") << "dscc-tune: note: " << s << "\n"; };
+  // The measurement cache: a kernel's times at a size, for this machine
+  // (CPU, features, threads) and this compiler, in the compile cache's folder.
+  std::unique_ptr<codegen::CompileCache> cache = tools::openCache(settings, "dscc-tune");
+  if (cache) {
+    codegen::ObjectOptions host;
+    std::string machine = tools::compilerIdentity() + "\n" + cpuModel() + "\n" + codegen::targetKey(host) +
+                          "\nthreads " + std::to_string(threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()));
+    codegen::CompileCache* c = cache.get();
+    opts.lookup = [c, machine](const std::string& key, std::map<std::string, double>& times) {
+      std::optional<std::string> hit = c->get("measure", codegen::sha256Hex(machine + "\n" + key));
+      if (!hit) return false;
+      std::istringstream in(*hit);
+      std::string name;
+      double ns = 0;
+      while (in >> name >> ns) times[name] = ns;
+      return true;
+    };
+    opts.store = [c, machine](const std::string& key, const std::map<std::string, double>& times) {
+      std::string text;
+      char buf[64];
+      for (const auto& [name, ns] : times) {
+        std::snprintf(buf, sizeof buf, " %.17g\n", ns);  // round-trips exactly
+        text += name + buf;
+      }
+      c->put("measure", codegen::sha256Hex(machine + "\n" + key), text);
+    };
+  }
   std::signal(SIGINT, onSigint);
 
   tuner::TuningFile t;
@@ -247,8 +278,14 @@ int main(int argc, char** argv) {
     std::cerr << "dscc-tune: error: " << e << "\n";
     return 1;
   }
+  std::cerr << (tty && !complete ? "\n" : "") << "dscc-tune: " << opts.measured << " sizes measured, " << opts.reused
+            << " reused from the cache\n";
+  if (cache) {
+    cache->evictIfNeeded();
+    if (settings.stats) tools::printCacheStats(*cache, "dscc-tune", std::cerr);
+  }
   if (!complete)
-    std::cerr << (tty ? "\n" : "") << "dscc-tune: "
+    std::cerr << "dscc-tune: "
               << (gInterrupted.load() ? "interrupted" : "budget spent") << ": writing what was measured\n";
   if (!writeFile(output, tuner::writeTuning(t))) {
     std::cerr << "dscc-tune: error: cannot write " << output << "\n";

@@ -9,8 +9,10 @@
 #include <random>
 #include <set>
 
+#include "codegen/CompileCache.h"
 #include "codegen/HostCodegen.h"
 #include "codegen/Jit.h"
+#include "ir/Printer.h"
 #include "ir/Tensor.h"
 #include "runtime/dscc_generated.h"
 #include "runtime/dscc_runtime.h"
@@ -145,7 +147,7 @@ double round01(double ns) { return std::round(ns * 10.0) / 10.0; }
 }  // namespace
 
 std::string tuneModel(const std::map<int, const codegen::ModelPlan*>& plans, const std::vector<WeightedPoint>& points,
-                      const TuneOptions& opts, TuningFile& out, bool* complete) {
+                      TuneOptions& opts, TuningFile& out, bool* complete) {
   const std::vector<int> widths = {4, 8, 16};
   for (int w : widths)
     if (!plans.count(w)) return "no plan for vector width " + std::to_string(w);
@@ -235,6 +237,27 @@ std::string tuneModel(const std::map<int, const codegen::ModelPlan*>& plans, con
     }
     const codegen::KernelPlan& kp = base.kernels[u.kernel];
     std::string what = "k" + std::to_string(u.kernel) + " " + kp.kind + " " + pointText(u.at);
+    // Measured before (this kernel's code at these sizes, on this machine): reused.
+    // The kernel by a SHA-256 of its printed fusion op (the file's 64-bit
+    // fingerprint is a staleness check, too weak to stand for a measurement).
+    std::string cacheKey = codegen::sha256Hex(kp.kind + "\n" + printOp(*kp.fusion)) + " size " + std::to_string(u.size) +
+                           " units " + std::to_string(u.units) + " work " + std::to_string(u.work) +
+                           (opts.fakeTimer ? " fake" : " timed");
+    for (const std::string& v : u.versions) cacheKey += " " + v;
+    if (opts.lookup) {
+      std::map<std::string, double> times;
+      bool all = opts.lookup(cacheKey, times);
+      for (const TuneConfig& c : cfgs) all = all && times.count(c.name());
+      if (all) {
+        Measurement m{u.at, u.size, u.units, u.work, u.weight, {}};
+        for (const TuneConfig& c : cfgs) m.timesNs[c.name()] = times[c.name()];
+        out.kernels[u.kernel].measurements.push_back(std::move(m));
+        ++done;
+        ++opts.reused;
+        if (opts.progress) opts.progress({done, mine.size(), secondsSince(start), what + " (cached)"});
+        continue;
+      }
+    }
     Buffers buf;
     if (!opts.fakeTimer) {
       if (bytesAt(kp.iface, u.at) > opts.maxBytes) {
@@ -291,8 +314,10 @@ std::string tuneModel(const std::map<int, const codegen::ModelPlan*>& plans, con
       size_t wi = std::find(widths.begin(), widths.end(), c.vectorWidth) - widths.begin();
       m.timesNs[c.name()] = round01(median(samples.at({u.versions[wi], grainOf(c, u.work, u.units)})));
     }
+    if (opts.store) opts.store(cacheKey, m.timesNs);
     out.kernels[u.kernel].measurements.push_back(std::move(m));
     ++done;
+    ++opts.measured;
     if (opts.progress) opts.progress({done, mine.size(), secondsSince(start), what});
   }
   if (complete) *complete = !stopped && done == mine.size();

@@ -45,6 +45,15 @@ struct TuneOptions {
   std::function<void(const TuneProgress&)> progress;
   /// Notes (skipped units, kernels that cannot be measured), one line each.
   std::function<void(const std::string&)> note;
+  /// The measurement cache (optional): `lookup(key, times)` fills the times
+  /// (config name -> ns) measured before for the unit `key` names (a SHA-256
+  /// of the kernel's kind and printed fusion op, its sizes, the versions each width
+  /// selects, the timer); `store` keeps a new measurement. The caller adds
+  /// the machine and compiler to the key.
+  std::function<bool(const std::string& key, std::map<std::string, double>& times)> lookup;
+  std::function<void(const std::string& key, const std::map<std::string, double>& times)> store;
+  /// Set by tuneModel: units measured now, and units whose times came from `lookup`.
+  size_t measured = 0, reused = 0;
 };
 
 /// Measures the kernels of a model planned once per vector width (`plans`
@@ -52,6 +61,6 @@ struct TuneOptions {
 /// out.kernels with the measurements and tables. Returns "" or an error.
 /// `complete` tells whether every unit of this shard was measured.
 std::string tuneModel(const std::map<int, const codegen::ModelPlan*>& plans, const std::vector<WeightedPoint>& points,
-                      const TuneOptions& opts, TuningFile& out, bool* complete);
+                      TuneOptions& opts, TuningFile& out, bool* complete);
 
 }  // namespace dscc::tuner

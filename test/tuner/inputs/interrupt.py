@@ -6,7 +6,7 @@ import sys
 import time
 
 tool, model, shapes, out = sys.argv[1:5]
-p = subprocess.Popen([tool, model, "--shapes", shapes, "--budget", "10m", "-o", out],
+p = subprocess.Popen([tool, model, "--shapes", shapes, "--budget", "10m", "--no-cache", "-o", out],
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 time.sleep(4)
 p.send_signal(signal.SIGINT)
