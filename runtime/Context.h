@@ -7,10 +7,11 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/Profile.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/dscc_runtime.h"
 
-/// The opaque context of the C ABI: a thread pool and an identity.
+/// The opaque context of the C ABI: a thread pool, an identity and a profile.
 struct dscc_context {
   /// A context of `numThreads` threads in all (at least 1).
   explicit dscc_context(int numThreads);
@@ -20,6 +21,8 @@ struct dscc_context {
   /// Distinct for every context ever created, so a new context that gets a
   /// released one's address does not inherit error messages recorded for it.
   const uint64_t id;
+  /// Launch and library-call records, kept while profiling is on (dscc_context_set_profiling).
+  dscc::runtime::Profile profile;
 };
 
 namespace dscc::runtime {
