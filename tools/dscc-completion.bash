@@ -14,16 +14,16 @@ _dscc() {
   if [[ "$(basename "$cmd")" == dscc ]]; then
     for ((i = 1; i < COMP_CWORD; i++)); do
       case "${COMP_WORDS[i]}" in
-        compile|run|explain|import|ops) sub="${COMP_WORDS[i]}"; break ;;
+        compile|run|explain|view|import|ops) sub="${COMP_WORDS[i]}"; break ;;
       esac
     done
     if [[ -z "$sub" && "$cur" != -* ]]; then
-      COMPREPLY=($(compgen -W "compile run explain import ops --help --version" -- "$cur"))
+      COMPREPLY=($(compgen -W "compile run explain view import ops --help --version" -- "$cur"))
       return 0
     fi
   fi
   case "$prev" in
-    -o|--output|-MF|--MF|--tuning|--shapes|-i|--input|--const|--runtime-dir|--output-dir)
+    -o|--output|-MF|--MF|--tuning|--shapes|-i|--input|--const|--runtime-dir|--output-dir|--profile|--trace|--profile-out)
       COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
     --emit) COMPREPLY=($(compgen -W "so obj header ir fused-ir llvm asm ptx" -- "$cur")); return 0 ;;
     --target) COMPREPLY=($(compgen -W "cpu cuda:sm_80 cuda:sm_90" -- "$cur")); return 0 ;;
