@@ -65,7 +65,7 @@ void printTable(const std::vector<Row>& rows, std::ostream& out) {
   for (const Row& r : rows) total += r.totalNs;
   size_t w = 6;
   for (const Row& r : rows) w = std::max(w, r.name.size());
-  out << "profile: " << rows.size() << " kernels and library calls, " << std::fixed << std::setprecision(3)
+  out << "profile: " << rows.size() << " kernel versions and library calls, " << std::fixed << std::setprecision(3)
       << total / 1e6 << " ms in all\n";
   out << std::left << std::setw(int(w) + 2) << "kernel" << std::setw(9) << "kind" << std::setw(16) << "version"
       << std::right << std::setw(7) << "calls" << std::setw(12) << "total ms" << std::setw(12) << "mean us"

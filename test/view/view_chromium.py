@@ -17,7 +17,9 @@ back from the artifact), at sizes inside its ranges (37 clamped):
 * every kernel `dscc explain` lists is in the kernel list and in the graph
   (an SVG group `kernelN`), and the version the list marks as running is the
   `runs:` function explain prints (none for a library call without epilogue);
-* a screenshot OUTDIR/NAME.png is written (a PNG of the window size).
+* a screenshot OUTDIR/NAME.png is written (a PNG of the window size);
+* opened as NAME.html#kernel=N (what clicking kernel N shows), the details
+  panel holds that kernel's explain text and its IR.
 
 Exits 77 (ctest: skipped) when chromium is missing or cannot start here,
 1 on any failure, 0 otherwise.
@@ -25,6 +27,7 @@ Exits 77 (ctest: skipped) when chromium is missing or cannot start here,
 
 import html.parser
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -162,6 +165,19 @@ def main():
                 with open(png, "rb") as f:
                     if f.read(8) != b"\x89PNG\r\n\x1a\n":
                         mine.append("the screenshot %s is not a PNG" % png)
+            # What a click shows: page.html#kernel=N runs the click handler's show(N) on load.
+            last = kernels[-1]["index"] if kernels else None
+            if last is not None:
+                c = subprocess.run(chromium_args(exe, profile_dir) + ["--dump-dom", url + "#kernel=%d" % last],
+                                   capture_output=True, text=True, timeout=300)
+                for l in console_lines(c.stderr):
+                    mine.append("console (kernel shown): " + l.strip())
+                shown = re.search(r'<pre class="explain">(.*?)</pre>', c.stdout, re.S)
+                ir = re.search(r'<pre class="ir">(.*?)</pre>', c.stdout, re.S)
+                if not shown or ("[%d] %%" % last) not in shown.group(1):
+                    mine.append("showing kernel %d gives no explain text for it" % last)
+                if not ir or "fusion" not in ir.group(1):
+                    mine.append("showing kernel %d gives no IR" % last)
             print("%-22s %3d kernels, %s  %s" % (name, len(kernels), "FAIL" if mine else "ok", png))
             failures += ["%s: %s" % (name, m) for m in mine]
     for f in failures:
