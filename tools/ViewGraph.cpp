@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -76,6 +77,15 @@ void set(void* obj, const char* attr, const std::string& value) {
   agsafeset(obj, const_cast<char*>(attr), const_cast<char*>(v.c_str()), const_cast<char*>(""));
 }
 
+// The layer a kernel belongs to, from its result's name as exporters spell
+// it (`layers.3.attn...`, `_layers_3_attn_...`, `h.3.mlp`, `blocks_3`): "layers 3"; "" when none.
+std::string layerOf(const std::string& result) {
+  static const std::regex re(R"((?:^|[._/])(layers?|blocks?|h|encoder_layer|decoder_layer)[._/](\d+)(?:[._/]|$))");
+  std::smatch m;
+  if (!std::regex_search(result, m, re)) return "";
+  return m[1].str() + " " + m[2].str();
+}
+
 class Builder {
  public:
   Builder(const ViewModel& v, bool collapsed) : v_(v), collapsed_(collapsed) {
@@ -97,6 +107,16 @@ class Builder {
 
   void build() {
     const Function& f = *v_.fe->func;
+    // The kernel view groups the kernels of a layer in a cluster when the
+    // names say there are layers (at least two), so a deep model reads as
+    // a stack of layers.
+    if (collapsed_) {
+      std::set<std::string> layers;
+      for (const KernelExplain& k : v_.kernels)
+        if (std::string l = layerOf(k.result); !l.empty()) layers.insert(l);
+      if (layers.size() >= 2)
+        for (const KernelExplain& k : v_.kernels) layer_.push_back(layerOf(k.result));
+    }
     std::map<const Operation*, size_t> kernelOf;
     for (size_t i = 0; i < v_.fe->plan.kernels.size(); ++i) kernelOf[v_.fe->plan.kernels[i].fusion] = i;
     for (size_t i = 0; i < f.args.size(); ++i) {
@@ -157,7 +177,18 @@ class Builder {
     if (collapsed_) {
       ++opId;
       opId += fusion.body.size();
-      Agnode_t* n = node("kernel" + std::to_string(k.index), kernelLabel(v_, k, true), cls);
+      Agraph_t* in = nullptr;
+      if (k.index < layer_.size() && !layer_[k.index].empty()) {
+        std::string name = layer_[k.index];
+        std::string cluster = "cluster_layer_" + std::to_string(layerIds_.emplace(name, layerIds_.size()).first->second);
+        in = agsubg(g_, const_cast<char*>(cluster.c_str()), 1);
+        set(in, "label", name);
+        set(in, "class", "layer");
+        set(in, "style", "dashed,rounded");
+        set(in, "fontsize", "12");
+        set(in, "labeljust", "l");
+      }
+      Agnode_t* n = node("kernel" + std::to_string(k.index), kernelLabel(v_, k, true), cls, in);
       set(n, "fillcolor", kernelColor(v_, k));
       set(n, "tooltip", k.symbol);
       edgesInto(fusion, n);
@@ -194,6 +225,8 @@ class Builder {
   Agraph_t* g_ = nullptr;
   std::map<const Value*, Agnode_t*> producer_;  // lookups only: nothing is emitted in pointer order
   std::set<std::string> edges_;
+  std::vector<std::string> layer_;             // per kernel: its layer, when the kernel view groups them
+  std::map<std::string, size_t> layerIds_;     // layer name -> cluster number, in order of first kernel
 };
 
 }  // namespace

@@ -89,6 +89,7 @@ const char* kScript = R"JS(
     });
     Array.prototype.forEach.call(graphNodes(i), function (g) { g.classList.add('selected'); });
     details.textContent = '';
+    details.className = '';
     details.appendChild(el('h3', '', k.symbol + ' (' + k.kind + ')'));
     details.appendChild(el('div', '', '%' + k.result + ' : ' + k.type));
     if (k.blas) details.appendChild(el('div', '', 'BLAS ' + k.blas));

@@ -18,6 +18,7 @@ back from the artifact), at sizes inside its ranges (37 clamped):
   (an SVG group `kernelN`), and the version the list marks as running is the
   `runs:` function explain prints (none for a library call without epilogue);
 * a screenshot OUTDIR/NAME.png is written (a PNG of the window size);
+* the 12-layer BERT's kernel view groups its kernels in 12 layer clusters;
 * opened as NAME.html#kernel=N (what clicking kernel N shows), the details
   panel holds that kernel's explain text and its IR.
 
@@ -165,6 +166,12 @@ def main():
                 with open(png, "rb") as f:
                     if f.read(8) != b"\x89PNG\r\n\x1a\n":
                         mine.append("the screenshot %s is not a PNG" % png)
+            if name == "bert12":
+                # A deep model reads as a stack of layers: the kernel view groups each layer's kernels.
+                with open(page) as f:
+                    layers = f.read().count('class="cluster layer"')
+                if layers < 12:
+                    mine.append("the 12-layer BERT's kernel view has %d layer clusters, not 12" % layers)
             # What a click shows: page.html#kernel=N runs the click handler's show(N) on load.
             last = kernels[-1]["index"] if kernels else None
             if last is not None:
