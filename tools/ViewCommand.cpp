@@ -21,7 +21,7 @@ namespace dscc::tools {
 namespace {
 
 struct ViewOpts {
-  std::string file, out, func, profile, target = "cpu";
+  std::string file, out, func, profile, tuning, target = "cpu";
   std::vector<std::string> dims;
   int detailLimit = 3000;
   std::shared_ptr<frontend::ImportOptions> onnx = std::make_shared<frontend::ImportOptions>();
@@ -142,12 +142,26 @@ int cmdView(const ViewOpts& o) {
   }
   Library lib;
   std::unique_ptr<Frontend> fe;
-  if (isSharedLibrary(o.file)) {
+  std::vector<std::unique_ptr<Frontend>> tunedPlans;  // other vector widths, alive while fe's plan points into them
+  bool compiled = isSharedLibrary(o.file);
+  if (compiled && !o.tuning.empty()) {
+    error("--tuning applies to a .dsc or .onnx; a compiled model was tuned (or not) when it was compiled");
+    return kUsageError;
+  }
+  if (compiled) {
     fe = loadCompiled(o, lib);
   } else {
     codegen::PlanOptions popts;
     if (!targetPlanOptions(o.target, 0, "", popts, std::cerr)) return kUsageError;
     fe = loadAndPlan(o.file, o.func, popts, std::cerr, *o.onnx);
+    if (fe && !o.tuning.empty()) {
+      if (o.target != "cpu") {
+        error("--tuning applies to the cpu target only");
+        return kUsageError;
+      }
+      // As `dscc explain --tuning`: each tuned kernel's range picks its configuration.
+      if (!applyTuning(*fe, o.tuning, o.file, o.func, popts, tunedPlans, std::cerr)) return 1;
+    }
   }
   if (!fe) return 1;
   const Function& f = *fe->func;
@@ -220,6 +234,8 @@ Command addViewCommand(CLI::App& app) {
       ->allow_extra_args(false);
   c->add_option("--profile", o->profile, "a `dscc run --profile-out` file: colour kernels by their share of the time");
   c->add_option("--func", o->func, "the function (default: @main or the only one)");
+  c->add_option("--tuning", o->tuning, "a dscc-tune file (for a .dsc or .onnx): mark the configuration and version "
+                                       "it selects, as `dscc explain --tuning`");
   c->add_option("--target", o->target, "for a .dsc or .onnx: cpu (default), cuda:sm_80 or cuda:sm_90 (a .so's own)");
   c->add_option("--detail-limit", o->detailLimit,
                 "draw ops inside their fusion groups up to this many ops (default 3000); larger models get the "
