@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <regex>
 #include <set>
@@ -86,10 +87,52 @@ std::string layerOf(const std::string& result) {
   return m[1].str() + " " + m[2].str();
 }
 
+// Object IDs by order of first use. cgraph's default discipline makes a
+// named object's ID its interned string's address, and orders subgraphs by
+// ID, so clusters were laid out in an order that changed from run to run;
+// with these IDs the SVG is a function of the program alone.
+struct SequentialIds {
+  std::deque<std::string> names;  // the name of ID 2 * (i + 1); a deque, so c_str() stays valid
+  std::map<std::string, IDTYPE> ids;
+  IDTYPE nextAnonymous = 1;       // anonymous objects take odd IDs, as in cgraph's own discipline
+
+  static void* open(Agraph_t*, Agdisc_t*) { return new SequentialIds; }
+  static long map(void* state, int, char* str, IDTYPE* id, int create) {
+    auto* s = static_cast<SequentialIds*>(state);
+    if (!str) {
+      *id = s->nextAnonymous;
+      s->nextAnonymous += 2;
+      return 1;
+    }
+    auto it = s->ids.find(str);
+    if (it == s->ids.end()) {
+      if (!create) return 0;
+      s->names.emplace_back(str);
+      it = s->ids.emplace(str, IDTYPE(2 * s->names.size())).first;
+    }
+    *id = it->second;
+    return 1;
+  }
+  static long alloc(void*, int, IDTYPE) { return 0; }
+  static void free(void*, int, IDTYPE) {}
+  static char* print(void* state, int, IDTYPE id) {
+    auto* s = static_cast<SequentialIds*>(state);
+    if (id % 2 != 0 || id == 0 || id / 2 > s->names.size()) return nullptr;
+    return const_cast<char*>(s->names[id / 2 - 1].c_str());
+  }
+  static void close(void* state) { delete static_cast<SequentialIds*>(state); }
+  static void idregister(void*, int, void*) {}
+};
+
+Agiddisc_t kSequentialIdDisc = {SequentialIds::open,  SequentialIds::map,   SequentialIds::alloc,
+                                SequentialIds::free,  SequentialIds::print, SequentialIds::close,
+                                SequentialIds::idregister};
+Agdisc_t kDisc = {&AgMemDisc, &kSequentialIdDisc, &AgIoDisc};
+
 class Builder {
  public:
   Builder(const ViewModel& v, bool collapsed) : v_(v), collapsed_(collapsed) {
-    g_ = agopen(const_cast<char*>("dscc"), Agdirected, nullptr);
+    g_ = agopen(const_cast<char*>("dscc"), Agdirected, &kDisc);
     set(g_, "rankdir", "TB");
     set(g_, "fontname", "Helvetica");
     set(g_, "nodesep", "0.25");

@@ -18,7 +18,7 @@ back from the artifact), at sizes inside its ranges (37 clamped):
   (an SVG group `kernelN`), and the version the list marks as running is the
   `runs:` function explain prints (none for a library call without epilogue);
 * a screenshot OUTDIR/NAME.png is written (a PNG of the window size);
-* the 12-layer BERT's kernel view groups its kernels in 12 layer clusters;
+* the 12-layer BERT's page is the same bytes when written twice, and its kernel view groups its kernels in 12 layer clusters;
 * opened as NAME.html#kernel=N (what clicking kernel N shows), the details
   panel holds that kernel's explain text and its IR.
 
@@ -167,6 +167,14 @@ def main():
                     if f.read(8) != b"\x89PNG\r\n\x1a\n":
                         mine.append("the screenshot %s is not a PNG" % png)
             if name == "bert12":
+                # Deterministic: a second page of the same model is the same bytes (cgraph's default IDs
+                # ordered the clusters by address, which changed from run to run on this model).
+                again = page + ".again.html"
+                subprocess.run([dscc, "view", model, "-o", again] + vc.dim_args(dims), capture_output=True)
+                with open(page, "rb") as f1, open(again, "rb") as f2:
+                    if f1.read() != f2.read():
+                        mine.append("two pages of the same model differ")
+                os.remove(again)
                 # A deep model reads as a stack of layers: the kernel view groups each layer's kernels.
                 with open(page) as f:
                     layers = f.read().count('class="cluster layer"')
