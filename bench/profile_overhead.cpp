@@ -5,7 +5,7 @@
 // A one-unit kernel that does almost nothing is launched LAUNCHES times
 // (default 2,000,000) on a one-thread context, so the launch path is all
 // that is timed: the direct call of the kernel function, dscc_launch_kernel
-// (the entry point of models compiled before profiling), and
+// (the launch as it was before profiling: no branch), and
 // dscc_launch_kernel_info with profiling off and on. Each is the median of 7
 // rounds. Off should equal the old entry point within noise (one branch on
 // a flag the CPU predicts); on pays two clock reads and an append.
@@ -28,15 +28,15 @@ void kernel(void** inputs, void** outputs, const int64_t* sizes, int64_t begin, 
 
 template <class F>
 double nsPerCall(int64_t n, F&& f) {
-  std::vector<double> rounds;
-  for (int r = 0; r < 7; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    for (int64_t i = 0; i < n; ++i) f();
-    auto t1 = std::chrono::steady_clock::now();
-    rounds.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / double(n));
-  }
-  std::sort(rounds.begin(), rounds.end());
-  return rounds[rounds.size() / 2];
+  auto t0 = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < n; ++i) f();
+  auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() / double(n);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -54,23 +54,27 @@ int main(int argc, char** argv) {
   int64_t sizes[1] = {1};
   const char* names[1] = {"N"};
   dscc_kernel_info info = {"bench.k0", "loop", "v8", "bench.k0.v8", 1, names, "4*N"};
-  double direct = nsPerCall(n, [&] { kernel(nullptr, outs, sizes, 0, 1); });
-  double old = nsPerCall(n, [&] { dscc_launch_kernel(ctx, kernel, nullptr, outs, sizes, 1, 1); });
-  double off = nsPerCall(n, [&] { dscc_launch_kernel_info(ctx, kernel, nullptr, outs, sizes, 1, 1, &info); });
+  // The rounds of the three unprofiled paths alternate, so a machine that
+  // gets busier or quieter meanwhile shifts all three alike.
+  std::vector<double> direct, old, off, on;
+  for (int r = 0; r < 7; ++r) {
+    direct.push_back(nsPerCall(n, [&] { kernel(nullptr, outs, sizes, 0, 1); }));
+    old.push_back(nsPerCall(n, [&] { dscc_launch_kernel(ctx, kernel, nullptr, outs, sizes, 1, 1); }));
+    off.push_back(nsPerCall(n, [&] { dscc_launch_kernel_info(ctx, kernel, nullptr, outs, sizes, 1, 1, &info); }));
+  }
   dscc_context_set_profiling(ctx, 1);
   // Fewer launches while on: each keeps a record.
   int64_t nOn = std::min<int64_t>(n, 200000);
-  double on = nsPerCall(nOn, [&] {
-    dscc_launch_kernel_info(ctx, kernel, nullptr, outs, sizes, 1, 1, &info);
-  });
+  for (int r = 0; r < 7; ++r)
+    on.push_back(nsPerCall(nOn, [&] { dscc_launch_kernel_info(ctx, kernel, nullptr, outs, sizes, 1, 1, &info); }));
   int64_t records = dscc_profile_count(ctx);
   dscc_context_release(ctx);
   sink = x[0];
   std::printf("%-40s %10s\n", "launch of a 1-unit kernel", "ns/launch");
-  std::printf("%-40s %10.2f\n", "direct call (no runtime)", direct);
-  std::printf("%-40s %10.2f\n", "dscc_launch_kernel", old);
-  std::printf("%-40s %10.2f\n", "dscc_launch_kernel_info, profiling off", off);
-  std::printf("%-40s %10.2f\n", "dscc_launch_kernel_info, profiling on", on);
+  std::printf("%-40s %10.2f\n", "direct call (no runtime)", median(direct));
+  std::printf("%-40s %10.2f\n", "dscc_launch_kernel (no profiling branch)", median(old));
+  std::printf("%-40s %10.2f\n", "dscc_launch_kernel_info, profiling off", median(off));
+  std::printf("%-40s %10.2f\n", "dscc_launch_kernel_info, profiling on", median(on));
   std::printf("(profiling on kept %lld records over 7 rounds of %lld launches)\n", (long long)records, (long long)nOn);
   return 0;
 }

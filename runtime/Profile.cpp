@@ -69,11 +69,11 @@ extern "C" {
 
 dscc_status dscc_context_set_profiling(dscc_context* ctx, int on) {
   if (!ctx) return fail(nullptr, DSCC_INVALID_ARGUMENT, "dscc_context_set_profiling: ctx is NULL");
-  ctx->profile.set(on != 0);
+  ctx->profiling.store(on != 0, std::memory_order_relaxed);
   return DSCC_OK;
 }
 
-int dscc_context_profiling(const dscc_context* ctx) { return ctx && ctx->profile.on() ? 1 : 0; }
+int dscc_context_profiling(const dscc_context* ctx) { return ctx && ctx->profiling.load(std::memory_order_relaxed) ? 1 : 0; }
 
 int64_t dscc_profile_count(const dscc_context* ctx) { return ctx ? ctx->profile.count() : 0; }
 

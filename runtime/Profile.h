@@ -24,13 +24,10 @@ struct ProfileEvent {
 };
 
 /// The records of one context. Appends lock a mutex; they happen only while
-/// profiling is on, so the launch path pays one relaxed load when it is off.
+/// the context's `profiling` flag is set (Context.h), so with it clear the
+/// launch path pays one relaxed load and a branch.
 class Profile {
  public:
-  /// True while the context records; the single branch every launch takes.
-  bool on() const { return on_.load(std::memory_order_relaxed); }
-  /// Turns recording on or off (records so far stay).
-  void set(bool on) { on_.store(on, std::memory_order_relaxed); }
   /// Appends `e` (its thread and times already set).
   void add(ProfileEvent&& e);
   /// The number of records.
@@ -41,7 +38,6 @@ class Profile {
   void clear();
 
  private:
-  std::atomic<bool> on_{false};
   mutable std::mutex mu_;
   std::deque<ProfileEvent> events_;  // a deque: records never move, so handed-out pointers stay valid
 };

@@ -32,7 +32,8 @@ typedef struct dscc_kernel_info {
 } dscc_kernel_info;
 
 /// dscc_launch_kernel, recorded as `info` when profiling is on (what models
-/// compiled since profiling exist call; `info` may be NULL).
+/// compiled since profiling exist call; `info` may be NULL). dscc_launch_kernel
+/// itself, which models compiled before call, records nothing.
 dscc_status dscc_launch_kernel_info(dscc_context* ctx, dscc_kernel_fn fn, void** inputs, void** outputs,
                                     const int64_t* sizes, int64_t units, int64_t grain, const dscc_kernel_info* info);
 

@@ -223,7 +223,7 @@ typedef enum dscc_profile_call {
 /// it) and `sizes` from the runtime: both stay valid until dscc_profile_clear
 /// or dscc_context_release, and the strings while the model stays loaded.
 typedef struct dscc_profile_record {
-  const char* name;               ///< the kernel, as `dscc explain` names it (`main.k3`); "?" when the caller gave none
+  const char* name;               ///< the kernel, as `dscc explain` names it (`main.k3`); "?" for a launch with a NULL info
   const char* kind;               ///< its kind: loop, stitch, input, generic, library; "" when unknown
   const char* version;            ///< the version that ran (`v8.i32`); for library calls "sgemm" or "copy"
   const char* function;           ///< the function that ran (`main.k3.v8.i32`), what `dscc explain` prints as `runs:`

@@ -45,8 +45,9 @@ TEST(RuntimeProfile, RecordsKernelLaunchesWithTheirInfo) {
   void* outs[] = {y.data()};
   int64_t sizes[] = {100, 3};
   ASSERT_EQ(dscc_launch_kernel_info(ctx.get(), addOne, nullptr, outs, sizes, 100, 10, &kInfo), DSCC_OK);
-  // The entry point of older models: recorded, without a name.
+  // The entry point of older models has no info: not recorded. A NULL info is, nameless.
   ASSERT_EQ(dscc_launch_kernel(ctx.get(), addOne, nullptr, outs, sizes, 100, 10), DSCC_OK);
+  ASSERT_EQ(dscc_launch_kernel_info(ctx.get(), addOne, nullptr, outs, sizes, 100, 10, nullptr), DSCC_OK);
   ASSERT_EQ(dscc_profile_count(ctx.get()), 2);
   dscc_profile_record r;
   ASSERT_EQ(dscc_profile_get(ctx.get(), 0, &r), DSCC_OK);
@@ -72,7 +73,7 @@ TEST(RuntimeProfile, RecordsKernelLaunchesWithTheirInfo) {
   EXPECT_EQ(dscc_profile_count(ctx.get()), 2);
   dscc_profile_clear(ctx.get());
   EXPECT_EQ(dscc_profile_count(ctx.get()), 0);
-  EXPECT_EQ(y[0], 3.0f);
+  EXPECT_EQ(y[0], 4.0f);
 }
 
 TEST(RuntimeProfile, RecordsGemmAndCopyWithFlops) {
