@@ -159,7 +159,7 @@ const char* kScript = R"JS(
   }
   document.getElementById('zoom-in').addEventListener('click', function () { zoom(1.25); });
   document.getElementById('zoom-out').addEventListener('click', function () { zoom(0.8); });
-  choose(data.kernels.length > 40 || !views.detailed ? 'collapsed' : 'detailed');
+  choose(data.kernels.length > 12 || !views.detailed ? 'collapsed' : 'detailed');
   // page.html#kernel=N opens with kernel N shown, as a click on it would (links, and the tests).
   var opened = /kernel=(\d+)/.exec(location.hash);
   if (opened && data.kernels[Number(opened[1])]) show(Number(opened[1]));
