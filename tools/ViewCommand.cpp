@@ -24,6 +24,7 @@ struct ViewOpts {
   std::string file, out, func, profile, tuning, target = "cpu";
   std::vector<std::string> dims;
   int detailLimit = 3000;
+  int vectorWidth = 0;
   std::shared_ptr<frontend::ImportOptions> onnx = std::make_shared<frontend::ImportOptions>();
 };
 
@@ -144,15 +145,16 @@ int cmdView(const ViewOpts& o) {
   std::unique_ptr<Frontend> fe;
   std::vector<std::unique_ptr<Frontend>> tunedPlans;  // other vector widths, alive while fe's plan points into them
   bool compiled = isSharedLibrary(o.file);
-  if (compiled && !o.tuning.empty()) {
-    error("--tuning applies to a .dsc or .onnx; a compiled model was tuned (or not) when it was compiled");
+  if (compiled && (!o.tuning.empty() || o.vectorWidth != 0)) {
+    error(std::string(o.tuning.empty() ? "--vector-width" : "--tuning") +
+          " applies to a .dsc or .onnx; a compiled model's options were fixed when it was compiled");
     return kUsageError;
   }
   if (compiled) {
     fe = loadCompiled(o, lib);
   } else {
     codegen::PlanOptions popts;
-    if (!targetPlanOptions(o.target, 0, "", popts, std::cerr)) return kUsageError;
+    if (!targetPlanOptions(o.target, o.vectorWidth, "", popts, std::cerr)) return kUsageError;
     fe = loadAndPlan(o.file, o.func, popts, std::cerr, *o.onnx);
     if (fe && !o.tuning.empty()) {
       if (o.target != "cpu") {
@@ -234,6 +236,8 @@ Command addViewCommand(CLI::App& app) {
       ->allow_extra_args(false);
   c->add_option("--profile", o->profile, "a `dscc run --profile-out` file: colour kernels by their share of the time");
   c->add_option("--func", o->func, "the function (default: @main or the only one)");
+  c->add_option("--vector-width", o->vectorWidth, "for a .dsc or .onnx: as for dscc compile (default 8 on the CPU)")
+      ->check(CLI::NonNegativeNumber);
   c->add_option("--tuning", o->tuning, "a dscc-tune file (for a .dsc or .onnx): mark the configuration and version "
                                        "it selects, as `dscc explain --tuning`");
   c->add_option("--target", o->target, "for a .dsc or .onnx: cpu (default), cuda:sm_80 or cuda:sm_90 (a .so's own)");
