@@ -68,7 +68,8 @@ void HostEmitter::launchTuned(const KernelPlan& k, size_t kIndex, llvm::Value* i
   auto cascade = [&](size_t ci) {
     const TunedConfig& c = tp.configs[ci];
     versionCascade(c.plan, k.symbol, k.symbol + "." + c.name + ".", holds[ci], join, [&](size_t v) {
-      checked(launch_, {ctxArg_, tunedFns_[kIndex].at(c.plan.functionName(v)), inArr, outArr, sizes, units, grains[ci]});
+      checked(launch_, {ctxArg_, tunedFns_[kIndex].at(c.plan.functionName(v)), inArr, outArr, sizes, units, grains[ci],
+                        kernelInfo(k, c.plan.functionName(v), c.plan.versions[v].name())});
     });
   };
   for (size_t r = 0; r < tp.ranges.size(); ++r) {

@@ -37,10 +37,11 @@ void HostEmitter::declareRuntime() {
   alloc_ = declare("dscc_alloc", p, {p, i64()});
   free_ = declare("dscc_free", b_.getVoidTy(), {p, p});
   tensorFree_ = declare("dscc_tensor_free", b_.getVoidTy(), {p});
-  launch_ = declare("dscc_launch_kernel", i32(), {p, p, p, p, p, i64(), i64()});
-  gemm_ = declare("dscc_sgemm_nd", i32(),
-                  {p, i32(), i32(), i64(), i64(), i64(), p, i64(), p, i64(), p, i64(), i32(), p, p, p, p});
-  copy_ = declare("dscc_copy_strided", i32(), {p, p, p, i64(), i32(), p, p});
+  // The *_info entry points take a dscc_kernel_info last, for profiles (kernelInfo).
+  launch_ = declare("dscc_launch_kernel_info", i32(), {p, p, p, p, p, i64(), i64(), p});
+  gemm_ = declare("dscc_sgemm_nd_info", i32(),
+                  {p, i32(), i32(), i64(), i64(), i64(), p, i64(), p, i64(), p, i64(), i32(), p, p, p, p, p});
+  copy_ = declare("dscc_copy_strided_info", i32(), {p, p, p, i64(), i32(), p, p, p});
   if (gpu_) declareGpuRuntime();
   // dscc_tensor: { void* data; int64_t* dims; int32_t rank; int32_t dtype; }
   tensorTy_ = llvm::StructType::get(ctx_, {p, p, i32(), i32()});

@@ -86,6 +86,9 @@ class HostEmitter {
   void launch(const KernelPlan& k, size_t kIndex, const std::vector<llvm::Value*>& ins,
               const std::vector<llvm::Value*>& outs);
   std::string emitKernel(const Operation& op);
+  // The dscc_kernel_info constant of one launch of `k` (runtime/dscc_generated.h):
+  // `function` (its version `version`) or a library call ("sgemm", "copy").
+  llvm::Value* kernelInfo(const KernelPlan& k, const std::string& function, const std::string& version);
   // The guard cascade over `p`'s versions (kernel `symbol`): a block
   // `prefix + name` per version, entered when the guards it assumes hold
   // (`holds`, per guard of `p`), in which `call(v)` emits the call; all
@@ -142,6 +145,7 @@ class HostEmitter {
   llvm::Value* allocated_ = nullptr;
   std::unique_ptr<DimEmitter> dims_;
   std::map<std::string, llvm::Value*> strings_;
+  std::map<std::string, llvm::Value*> kernelInfos_;  // by function name
   BufferPlan buffers_;
   // Values the host made (constants, dims, scalars): their host address.
   std::map<const Value*, llvm::Value*> hostPtr_;

@@ -162,7 +162,9 @@ void HostEmitter::launch(const KernelPlan& k, size_t kIndex, const std::vector<l
   auto* join = llvm::BasicBlock::Create(ctx_, k.symbol + ".done", hostFn_);
   versionCascade(k, k.symbol, k.symbol + ".", holds, join, [&](size_t v) {
     if (gpu_) launchGpuVersion(k, kIndex, v, ins, outs);
-    else checked(launch_, {ctxArg_, kernelFns_[kIndex][v], inArr, outArr, sizes, units, grain});
+    else
+      checked(launch_, {ctxArg_, kernelFns_[kIndex][v], inArr, outArr, sizes, units, grain,
+                        kernelInfo(k, k.functionName(v), k.versions[v].name())});
   });
   b_.SetInsertPoint(join);
 }
@@ -189,6 +191,40 @@ void HostEmitter::versionCascade(const KernelPlan& p, const std::string& symbol,
   }
 }
 
+llvm::Value* HostEmitter::kernelInfo(const KernelPlan& k, const std::string& function, const std::string& version) {
+  auto it = kernelInfos_.find(function);
+  if (it != kernelInfos_.end()) return it->second;
+  // Bytes a launch reads and writes, over the sizes it is passed; library
+  // calls report their own (the runtime knows M, N, K).
+  bool library = version == "sgemm" || version == "copy";
+  DimExpr bytes(0);
+  if (!library)
+    for (const auto* types : {&k.iface.inputs, &k.iface.outputs})
+      for (const Type& t : *types) {
+        DimExpr n(static_cast<int64_t>(dtypeSize(t.dtype)));
+        for (const DimExpr& d : t.dims) n = n * d;
+        bytes = bytes + n;
+      }
+  std::vector<llvm::Constant*> names;
+  if (!library)
+    for (const std::string& s : k.iface.symbols) names.push_back(llvm::cast<llvm::Constant>(str(s)));
+  llvm::Constant* nameArr = llvm::ConstantPointerNull::get(b_.getPtrTy());
+  if (!names.empty()) {
+    auto* at = llvm::ArrayType::get(ptrTy(), names.size());
+    nameArr = new llvm::GlobalVariable(mod_, at, true, llvm::GlobalValue::PrivateLinkage,
+                                       llvm::ConstantArray::get(at, names), function + ".size_names");
+  }
+  // { name, kind, version, function, n_sizes, size_names, bytes_expr } (dscc_kernel_info)
+  auto* infoTy = llvm::StructType::get(ctx_, {ptrTy(), ptrTy(), ptrTy(), ptrTy(), i32(), ptrTy(), ptrTy()});
+  auto c = [&](const std::string& s) { return llvm::cast<llvm::Constant>(str(s)); };
+  auto* init = llvm::ConstantStruct::get(
+      infoTy, {c(k.symbol), c(k.kind), c(version), c(function), b_.getInt32(library ? 0 : names.size()), nameArr,
+               c(library ? "" : bytes.str())});
+  auto* g = new llvm::GlobalVariable(mod_, infoTy, true, llvm::GlobalValue::PrivateLinkage, init, function + ".info");
+  kernelInfos_[function] = g;
+  return g;
+}
+
 std::string HostEmitter::emitKernel(const Operation& op) {
   const KernelPlan* k = kernelOf(plan_, &op);
   if (!k) return err("fusion %" + op.result()->name + " has no plan");
@@ -212,7 +248,7 @@ std::string HostEmitter::emitKernel(const Operation& op) {
     if (gpu_) launchGpu(gpuKernel(kIndex, 0, name), {src}, {dst});
     else
       checked(copy_, {ctxArg_, dst, src, b_.getInt64(4), b_.getInt32(o.copyDims.size()), i64Array(ds, "copy.dims"),
-                      i64Array(ss, "copy.strides")});
+                      i64Array(ss, "copy.strides"), kernelInfo(*k, k->symbol + ".copy_" + name, "copy")});
     return dst;
   };
   llvm::Value* a = operandBase(g.a, "a");
@@ -230,6 +266,7 @@ std::string HostEmitter::emitKernel(const Operation& op) {
                                         b_.getInt32(g.batchDims.size()), i64Array(bd, "batch.dims"),
                                         i64Array(sa, "batch.sa"), i64Array(sb, "batch.sb"), i64Array(sc, "batch.sc")};
   if (gpu_) gemmArgs.push_back(b_.getInt32(0));  // exact fp32, no TF32
+  else gemmArgs.push_back(kernelInfo(*k, k->symbol + ".sgemm", "sgemm"));
   DType gdt = g.matmul->operands[0]->type.dtype;
   checked(gdt == DType::F16 ? hgemm_ : gdt == DType::BF16 ? bgemm_ : gemm_, gemmArgs);
   if (!g.epilogue) return "";

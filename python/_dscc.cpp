@@ -71,6 +71,36 @@ class Context {
   /// The threads its calls use, the calling thread included.
   int threads() const { return dscc_context_num_threads(ctx_); }
   dscc_context* get() const { return ctx_; }
+  /// Whether the context records its launches and library calls (dscc_context_set_profiling).
+  bool profiling() const { return dscc_context_profiling(ctx_) != 0; }
+  void setProfiling(bool on) { dscc_context_set_profiling(ctx_, on ? 1 : 0); }
+  /// The records so far, as dicts with the fields of dscc_profile_record (sizes by name).
+  py::list profile() const {
+    py::list out;
+    for (int64_t i = 0; i < dscc_profile_count(ctx_); ++i) {
+      dscc_profile_record r;
+      if (dscc_profile_get(ctx_, i, &r) != DSCC_OK) break;
+      py::dict sizes;
+      for (int32_t k = 0; k < r.n_sizes; ++k) sizes[py::str(r.size_names[k])] = r.sizes[k];
+      py::dict d;
+      d["name"] = r.name;
+      d["kind"] = r.kind;
+      d["version"] = r.version;
+      d["function"] = r.function;
+      d["call"] = r.call == DSCC_PROFILE_GEMM ? "gemm" : r.call == DSCC_PROFILE_COPY ? "copy" : "kernel";
+      d["sizes"] = sizes;
+      d["bytes_expr"] = r.bytes_expr;
+      d["units"] = r.units;
+      d["bytes"] = r.bytes;
+      d["flops"] = r.flops;
+      d["thread"] = r.thread;
+      d["start_ns"] = r.start_ns;
+      d["end_ns"] = r.end_ns;
+      out.append(d);
+    }
+    return out;
+  }
+  void clearProfile() { dscc_profile_clear(ctx_); }
 
  private:
   dscc_context* ctx_;
@@ -322,7 +352,13 @@ PYBIND11_MODULE(_dscc, m) {
   py::class_<Context>(m, "Context", "A runtime context: the threads its calls use (docs/abi.md).")
       .def(py::init<int>(), py::arg("threads") = 0,
            "threads in all, the caller included; 0: one per hardware thread; 1: the caller alone")
-      .def_property_readonly("threads", &Context::threads);
+      .def_property_readonly("threads", &Context::threads)
+      .def_property("profiling", &Context::profiling, &Context::setProfiling,
+                    "record every kernel launch and library call (off by default; docs/view.md)")
+      .def("profile", &Context::profile,
+           "the records so far: dicts of name, kind, version, function, call, sizes, units, bytes, flops, thread, "
+           "start_ns, end_ns")
+      .def("clear_profile", &Context::clearProfile, "drop the records (no call may be in flight)");
 
   py::class_<TensorSpec>(m, "TensorSpec", "An input or output as the program declares it.")
       .def_readonly("name", &TensorSpec::name)

@@ -1,6 +1,7 @@
 // The definition of dscc_context and the error helpers shared by the runtime's C entry points.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <new>
@@ -8,13 +9,20 @@
 #include <string_view>
 
 #include "runtime/BlockCache.h"
+#include "runtime/Profile.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/dscc_runtime.h"
 
-/// The opaque context of the C ABI: a thread pool and an identity.
+/// The opaque context of the C ABI: a thread pool, an identity and a profile.
 struct dscc_context {
   /// A context of `numThreads` threads in all (at least 1).
   explicit dscc_context(int numThreads);
+
+  /// Set while the context records a profile (dscc_context_set_profiling). The
+  /// first member, so that it shares a cache line with the pool's thread count,
+  /// which every launch reads anyway: when off, profiling costs a launch one
+  /// load from a line it touches regardless, and one predicted branch.
+  std::atomic<bool> profiling{false};
 
   /// The pool every parallel call on this context uses.
   dscc::runtime::ThreadPool pool;
@@ -23,6 +31,8 @@ struct dscc_context {
   /// Distinct for every context ever created, so a new context that gets a
   /// released one's address does not inherit error messages recorded for it.
   const uint64_t id;
+  /// Launch and library-call records, kept while `profiling` is set.
+  dscc::runtime::Profile profile;
 };
 
 namespace dscc::runtime {

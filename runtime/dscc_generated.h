@@ -19,6 +19,34 @@ typedef void (*dscc_kernel_fn)(void** inputs, void** outputs, const int64_t* siz
 dscc_status dscc_launch_kernel(dscc_context* ctx, dscc_kernel_fn fn, void** inputs, void** outputs,
                                const int64_t* sizes, int64_t units, int64_t grain);
 
+/// What a compiled model tells the runtime about a launch, for profiles: one
+/// constant per kernel version (or library call) in the model's data.
+typedef struct dscc_kernel_info {
+  const char* name;               ///< the kernel (`main.k3`)
+  const char* kind;               ///< loop, stitch, input, generic, library
+  const char* version;            ///< the version's name (`v8.i32`), "sgemm" or "copy"
+  const char* function;           ///< the function's name (`main.k3.v8.i32`)
+  int32_t n_sizes;                ///< the length of a launch's sizes array
+  const char* const* size_names;  ///< the symbols in it, in order
+  const char* bytes_expr;         ///< bytes a launch reads and writes, over size_names ("" if unknown)
+} dscc_kernel_info;
+
+/// dscc_launch_kernel, recorded as `info` when profiling is on (what models
+/// compiled since profiling exist call; `info` may be NULL). dscc_launch_kernel
+/// itself, which models compiled before call, records nothing.
+dscc_status dscc_launch_kernel_info(dscc_context* ctx, dscc_kernel_fn fn, void** inputs, void** outputs,
+                                    const int64_t* sizes, int64_t units, int64_t grain, const dscc_kernel_info* info);
+
+/// dscc_sgemm_nd, recorded as `info` when profiling is on.
+dscc_status dscc_sgemm_nd_info(dscc_context* ctx, int transA, int transB, int64_t M, int64_t N, int64_t K,
+                               const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
+                               int32_t n_batch, const int64_t* batch_dims, const int64_t* stride_a,
+                               const int64_t* stride_b, const int64_t* stride_c, const dscc_kernel_info* info);
+
+/// dscc_copy_strided, recorded as `info` when profiling is on.
+dscc_status dscc_copy_strided_info(dscc_context* ctx, void* dst, const void* src, size_t elem_size, int32_t rank,
+                                   const int64_t* dims, const int64_t* strides, const dscc_kernel_info* info);
+
 #ifdef __cplusplus
 } // extern "C"
 #endif

@@ -212,6 +212,54 @@ dscc_status dscc_sgemm_nd(dscc_context* ctx, int transA, int transB, int64_t M, 
 dscc_status dscc_copy_strided(dscc_context* ctx, void* dst, const void* src, size_t elem_size, int32_t rank,
                               const int64_t* dims, const int64_t* strides);
 
+/// What a profile record measured (dscc_profile_record.call).
+typedef enum dscc_profile_call {
+  DSCC_PROFILE_KERNEL = 0, ///< a kernel launch: one parallel loop over the kernel's units
+  DSCC_PROFILE_GEMM = 1,   ///< a BLAS matrix multiply (dscc_sgemm_nd); sizes are M, N, K, batch
+  DSCC_PROFILE_COPY = 2    ///< a strided copy of a matmul operand to a dense layout; sizes are its dims
+} dscc_profile_call;
+
+/// One kernel launch or library call recorded while profiling was on. The
+/// strings come from the compiled model that made the call (static data in
+/// it) and `sizes` from the runtime: both stay valid until dscc_profile_clear
+/// or dscc_context_release, and the strings while the model stays loaded.
+typedef struct dscc_profile_record {
+  const char* name;               ///< the kernel, as `dscc explain` names it (`main.k3`); "?" for a launch with a NULL info
+  const char* kind;               ///< its kind: loop, stitch, input, generic, library; "" when unknown
+  const char* version;            ///< the version that ran (`v8.i32`); for library calls "sgemm" or "copy"
+  const char* function;           ///< the function that ran (`main.k3.v8.i32`), what `dscc explain` prints as `runs:`
+  int32_t call;                   ///< a dscc_profile_call
+  int32_t n_sizes;                ///< entries of `sizes` (and of `size_names`)
+  const char* const* size_names;  ///< kernel launches: the symbols `sizes` holds; library calls: "M", "N", "K", "batch"
+  const int64_t* sizes;           ///< their values at this call
+  const char* bytes_expr;         ///< kernel launches: bytes read and written, a dim expression over size_names; "" if unknown
+  int64_t units;                  ///< kernel launches: parallel units; library calls: 0
+  double bytes;                   ///< library calls: bytes read and written (0 for kernels: see bytes_expr)
+  double flops;                   ///< library calls: floating-point operations (2*M*N*K*batch for a GEMM); 0 otherwise
+  uint32_t thread;                ///< the calling thread: 1, 2, ... in the order threads first made a recorded call
+  int64_t start_ns, end_ns;       ///< steady-clock nanoseconds at the call's start and end
+} dscc_profile_record;
+
+/// Turns profiling of `ctx` on (`on` != 0) or off. Off by default: a launch
+/// then costs one predictable branch more. While on, every kernel launch and
+/// library call on the context is recorded, from any thread. Records made so
+/// far stay when it is turned off. DSCC_INVALID_ARGUMENT for NULL.
+dscc_status dscc_context_set_profiling(dscc_context* ctx, int on);
+
+/// 1 while `ctx` records a profile, else 0 (also for NULL).
+int dscc_context_profiling(const dscc_context* ctx);
+
+/// The number of records on `ctx` (0 for NULL), in the order the calls ended.
+int64_t dscc_profile_count(const dscc_context* ctx);
+
+/// Copies record `index` (0 <= index < dscc_profile_count) into `*out`.
+/// DSCC_INVALID_ARGUMENT for NULL pointers or an index out of range.
+dscc_status dscc_profile_get(const dscc_context* ctx, int64_t index, dscc_profile_record* out);
+
+/// Drops every record of `ctx` (profiling stays on or off as it was). No
+/// call on the context may be in flight. NULL is a no-op.
+void dscc_profile_clear(dscc_context* ctx);
+
 #ifdef __cplusplus
 } // extern "C"
 #endif

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(cmake ninja-build g++ python3 python3-numpy python3-yaml libcli11-dev libgtest-dev libopenblas-pthread-dev libdnnl-dev libz3-dev libyaml-cpp-dev llvm-19-tools llvm-19-dev libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler python3-onnx python3-torch help2man pybind11-dev python3-pybind11 python3-dev pkgconf)
+PACKAGES=(cmake ninja-build g++ python3 python3-numpy python3-yaml libcli11-dev libgtest-dev libopenblas-pthread-dev libdnnl-dev libz3-dev libyaml-cpp-dev llvm-19-tools llvm-19-dev libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler python3-onnx python3-torch help2man pybind11-dev python3-pybind11 python3-dev pkgconf graphviz libgraphviz-dev chromium)
 # The Slurm job-array test (test/tuner/slurm_shards_test.py) starts munged, slurmctld and slurmd itself.
 PACKAGES+=(slurm-wlm munge)
 # --fuzz: also clang and its libFuzzer/sanitizer runtimes, and a build-fuzz/

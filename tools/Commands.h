@@ -22,6 +22,8 @@ Command addRunCommand(CLI::App& app);
 Command addCompileCommand(CLI::App& app);
 /// `dscc explain FILE --dim ...`: kernels and the versions that run at given sizes.
 Command addExplainCommand(CLI::App& app);
+/// `dscc view FILE -o page.html`: the program as a graph in a self-contained HTML page (tools/ViewCommand.cpp).
+Command addViewCommand(CLI::App& app);
 /// `dscc import model.onnx -o model.dsc`: an ONNX model as a program (tools/ImportCommand.cpp).
 Command addImportCommand(CLI::App& app);
 /// Adds the import options (`--symbolic-dims`, `--where FACT`, `--const

@@ -9,6 +9,7 @@
 #include "ir/Sizes.h"
 #include "tools/Commands.h"
 #include "tools/DimArgs.h"
+#include "tools/Explain.h"
 #include "tools/ToolMain.h"
 #include "tools/Frontend.h"
 
@@ -21,18 +22,6 @@ struct ExplainOpts {
   int vectorWidth = 0;
   std::shared_ptr<frontend::ImportOptions> onnx = std::make_shared<frontend::ImportOptions>();
 };
-
-std::string opsSummary(const Operation& fusion) {
-  std::string s;
-  for (const auto& op : fusion.body) s += (s.empty() ? "" : " ") + std::string(op->name());
-  return s;
-}
-
-std::string value(const DimExpr& e, const DimBindings& env) {
-  std::string why;
-  auto v = e.evaluate(env, &why);
-  return v ? std::to_string(*v) : "?";
-}
 
 int cmdExplain(const ExplainOpts& o) {
   codegen::PlanOptions popts;
@@ -96,64 +85,7 @@ int cmdExplain(const ExplainOpts& o) {
   std::cout << "@" << f.name << " at";
   for (const auto& [k, v] : env) std::cout << " " << k << "=" << v;
   std::cout << ": " << fe->plan.kernels.size() << " kernels\n";
-  size_t i = 0;
-  for (const codegen::KernelPlan& k : fe->plan.kernels) {
-    const Operation& op = *k.fusion;
-    std::cout << "\n[" << i++ << "] %" << op.result()->name << "  " << k.kind << "  " << op.result()->type.str()
-              << "  (" << opsSummary(op) << ")\n";
-    if (k.gemm) {
-      const codegen::GemmPlan& g = *k.gemm;
-      std::string batch;
-      for (const DimExpr& d : g.batchDims) batch += (batch.empty() ? "" : "x") + value(d, env);
-      std::cout << "    BLAS sgemm: M=" << value(g.M, env) << " N=" << value(g.N, env) << " K=" << value(g.K, env)
-                << (batch.empty() ? "" : " batch=" + batch) << (g.a.trans ? " A^T" : "") << (g.b.trans ? " B^T" : "")
-                << (g.a.copyDims.empty() && g.b.copyDims.empty() ? "" : " (an operand is copied to a dense layout)")
-                << "\n";
-      if (!k.hasKernel) {
-        std::cout << "    no epilogue\n";
-        continue;
-      }
-      std::cout << "    epilogue:\n";
-    }
-    std::cout << "    units " << k.iface.units.str() << " = " << value(k.iface.units, env) << ", elements per unit "
-              << value(k.iface.workPerUnit, env) << "\n";
-    for (const codegen::GuardPlan& g : k.guards) {
-      const char* name = g.kind == codegen::GuardKind::Vector    ? "vector"
-                         : g.kind == codegen::GuardKind::Index32 ? "index32"
-                         : g.kind == codegen::GuardKind::Schedule ? "schedule"
-                                                                  : "broadcast-free";
-      std::cout << "    guard " << name << ": " << g.text;
-      if (g.proved) {
-        std::cout << "  -- proved from the facts, no run-time test\n";
-        continue;
-      }
-      auto h = g.holdsAt(env);
-      std::cout << "  -- run time: " << (h ? (*h ? "true" : "false") : "unknown")
-                << (g.aligned ? " (the pointers are tested per call; shown as aligned)" : "") << "\n";
-    }
-    if (k.tuning) {
-      // The tuned range picks a configuration; its own guard cascade picks the version.
-      const codegen::KernelTuningPlan& tp = *k.tuning;
-      auto ci = tp.configAt(env);
-      std::string where = "outside every range: fallback";
-      auto sz = tp.size.evaluate(env);
-      for (const auto& r : tp.ranges)
-        if (sz && *sz >= r.from && *sz <= r.to)
-          where = "range [" + std::to_string(r.from) + ", " + std::to_string(r.to) + "]";
-      const codegen::TunedConfig& c = tp.configs[ci ? *ci : tp.fallback];
-      std::cout << "    tuned: " << tp.size.str() << " = " << value(tp.size, env) << ", " << where << " -> " << c.name
-                << " (chunk " << c.chunk << " elements per task)\n";
-      size_t v = c.plan.chooseVersion(env);
-      std::cout << "    versions:";
-      for (size_t q = 0; q < c.plan.versions.size(); ++q) std::cout << " " << c.plan.versions[q].name();
-      std::cout << "\n    runs: " << c.plan.functionName(v) << "\n";
-      continue;
-    }
-    size_t v = k.chooseVersion(env);
-    std::cout << "    versions:";
-    for (size_t q = 0; q < k.versions.size(); ++q) std::cout << " " << k.versions[q].name();
-    std::cout << "\n    runs: " << k.functionName(v) << "\n";
-  }
+  for (const KernelExplain& k : explainKernels(fe->plan, &env)) std::cout << k.text;
   return 0;
 }
 

@@ -87,6 +87,26 @@ std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string
     fe->module = parseModule(fe->sm, id, *fe->diags);
     if (!fe->module || !loadFileConstants(*fe->module, *fe->diags)) return nullptr;
   }
+  return planLoaded(std::move(fe), file, funcName, opts, err);
+}
+
+std::unique_ptr<Frontend> loadAndPlanSource(const std::string& name, const std::string& source,
+                                            const std::string& sourceDir, const EmbeddedFile* embedded,
+                                            const std::string& funcName, const codegen::PlanOptions& opts,
+                                            std::ostream& err) {
+  auto fe = std::make_unique<Frontend>();
+  fe->diags = std::make_unique<DiagEngine>(fe->sm, err);
+  int id = fe->sm.addBuffer(name, source);
+  fe->source = source;
+  fe->module = parseModule(fe->sm, id, *fe->diags);
+  if (fe->module && embedded) useEmbeddedConstants(*fe->module, embedded);
+  if (!fe->module || !loadFileConstants(*fe->module, *fe->diags, sourceDir)) return nullptr;
+  return planLoaded(std::move(fe), name, funcName, opts, err);
+}
+
+std::unique_ptr<Frontend> planLoaded(std::unique_ptr<Frontend> fe, const std::string& file,
+                                     const std::string& funcName, const codegen::PlanOptions& opts,
+                                     std::ostream& err) {
   PipelineOptions popts;
   bool gpu = opts.gpu;
   popts.kernelCheck = [gpu](const Operation& fusion) { return codegen::kernelLegality(fusion, gpu); };

@@ -11,6 +11,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 #include "passes/ShapeSolver.h"
+#include "tools/Embedded.h"
 
 namespace dscc::tools {
 
@@ -39,6 +40,20 @@ bool targetPlanOptions(const std::string& target, int vectorWidth, const std::st
 std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string& funcName,
                                       const codegen::PlanOptions& opts, std::ostream& err,
                                       const frontend::ImportOptions& onnx = {});
+
+/// loadAndPlan for program text read from elsewhere (a compiled model's
+/// dscc_model_source, named `name` in diagnostics): file constants take the
+/// model's `embedded` data where it has them, else are read relative to `sourceDir`.
+std::unique_ptr<Frontend> loadAndPlanSource(const std::string& name, const std::string& source,
+                                            const std::string& sourceDir, const EmbeddedFile* embedded,
+                                            const std::string& funcName, const codegen::PlanOptions& opts,
+                                            std::ostream& err);
+
+/// The common tail of both: infer shapes, the default pipeline and the plan
+/// of `funcName` for a loaded module (`file` names it in messages).
+std::unique_ptr<Frontend> planLoaded(std::unique_ptr<Frontend> fe, const std::string& file,
+                                     const std::string& funcName, const codegen::PlanOptions& opts,
+                                     std::ostream& err);
 
 /// Loads the tuning file `tuning` into fe's plan (tuner::loadTuning): the
 /// tuned configs' other vector widths are planned again from `file` into

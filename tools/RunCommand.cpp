@@ -30,11 +30,15 @@
 #include "runtime/dscc_runtime.h"
 #include "tools/Commands.h"
 #include "tools/DimArgs.h"
+#include "tools/Embedded.h"
+#include "tools/RunProfile.h"
 #include "tools/ToolMain.h"
 
 using namespace dscc;
 using dscc::tools::kUsageError;
 using dscc::tools::parseDimArgs;
+using dscc::tools::EmbeddedFile;
+using dscc::tools::useEmbeddedConstants;
 
 namespace {
 
@@ -72,6 +76,7 @@ struct RunOpts {
   double atol = -1, rtol = -1;  // unset: by dtype (tolerancesFor)
   bool atolSet = false, rtolSet = false;
   int bench = 0;
+  tools::ProfileOpts profile;  // --profile, --trace, --profile-out (tools/RunProfile.h)
   // --target: a .dsc is compiled for it first; a .so must have been compiled for it.
   std::string target;
   // ONNX models: how they are imported.
@@ -242,40 +247,6 @@ bool printOutputs(const Function& f, const std::vector<Tensor>& outputs, const s
 
 // Parses module text, runs shape analysis (which rejects impossible programs
 // and adds the run-time checks the interpreter enforces) and picks the function.
-// One entry of a compiled model's dscc_model_file_constants (HostEmitter::emitData).
-struct EmbeddedFile {
-  const char* path;
-  const void* data;
-  int64_t bytes;
-};
-
-// Gives each file constant the data a compiled model embedded for its path,
-// so --check needs neither the weight files nor the model they came from.
-void useEmbeddedConstants(Module& m, const EmbeddedFile* table) {
-  std::map<std::string, const EmbeddedFile*> byPath;
-  for (const EmbeddedFile* e = table; e && e->path; ++e) byPath.emplace(e->path, e);
-  for (auto& f : m.funcs)
-    walkOps(f->ops, [&](Operation& op) {
-      const Attribute* v = op.attr("value");
-      if (op.kind != OpKind::Constant || op.results.size() != 1 || !v || v->kind != Attribute::Kind::File) return;
-      auto it = byPath.find(v->s);
-      const Type& t = op.result()->type;
-      if (it == byPath.end()) return;
-      std::vector<int64_t> shape;
-      int64_t bytes = static_cast<int64_t>(dtypeSize(t.dtype));
-      for (const DimExpr& d : t.dims) {
-        if (!d.isConst() || d.constValue() < 0 || __builtin_mul_overflow(bytes, d.constValue(), &bytes)) return;
-        shape.push_back(d.constValue());
-      }
-      if (bytes != it->second->bytes) return;  // not what this program declares: read the file instead
-      Tensor data = Tensor::zeros(t.dtype, shape);
-      std::memcpy(data.bytes.data(), it->second->data, data.bytes.size());
-      Attribute a = *v;
-      a.data = std::make_shared<const Tensor>(std::move(data));
-      op.setAttr("value", std::move(a));
-    });
-}
-
 Function* loadFunction(std::unique_ptr<Module>& m, SourceMgr& sm, int id, DiagEngine& diags, const std::string& func,
                        const std::string& where, bool loadFiles = true, const std::string& fileBase = "",
                        const EmbeddedFile* embedded = nullptr) {
@@ -312,8 +283,8 @@ RunOpts withArgumentNames(const RunOpts& o, const frontend::Imported& names) {
 
 int runInterpreted(const RunOpts& given) {
   RunOpts o = given;
-  if (o.threads != 0 || o.check || o.bench != 0) {
-    error("--threads, --check and --bench apply to compiled models (.so from `dscc compile`), not to " + o.file);
+  if (o.threads != 0 || o.check || o.bench != 0 || o.profile.any()) {
+    error("--threads, --check, --bench, --profile, --trace and --profile-out apply to compiled models (.so from `dscc compile`), not to " + o.file);
     return kUsageError;
   }
   SourceMgr sm;
@@ -569,6 +540,11 @@ int runCompiled(const RunOpts& o) {
     error("'" + o.file + "' was compiled for '@" + entry + "', not '@" + o.func + "'");
     return 1;
   }
+  if (gpu && o.profile.any()) {
+    // Its launches are asynchronous: timing them needs CUDA events, which the runtime does not record yet.
+    error("--profile, --trace and --profile-out apply to CPU models; '" + o.file + "' is a GPU model");
+    return kUsageError;
+  }
   SourceMgr sm;
   DiagEngine diags(sm, std::cerr);
   // Named after the library so diagnostics point at what the user ran.
@@ -591,6 +567,8 @@ int runCompiled(const RunOpts& o) {
           " threads: " + dscc_status_message(nullptr));
     return 1;
   }
+  // Every call below is recorded: the first, and --bench's.
+  if (o.profile.any()) dscc_context_set_profiling(ctx.ctx, 1);
   std::vector<int64_t> noDims(1, 0);
   std::vector<dscc_tensor> in(inputs.size());
   DeviceBuffers device{ctx.ctx, {}};
@@ -656,6 +634,8 @@ int runCompiled(const RunOpts& o) {
     std::cout << "bench @" << f->name << ": " << o.bench << " calls, median " << median << " ms, min " << ms.front()
               << " ms, max " << ms.back() << " ms\n";
   }
+
+  if (o.profile.any() && !tools::reportProfile(ctx.ctx, o.profile, o.file, std::cout, std::cerr)) return 1;
 
   if (o.check) {
     std::vector<Tensor> want;
@@ -748,6 +728,7 @@ Command addRunCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   run->add_option("--bench", o->bench, "compiled models: after the first (warm-up) call, time N more calls and "
                                        "print median/min/max ms");
+  tools::addProfileOptions(run, o->profile);
 #ifndef DSCC_RUNTIME_ONLY
   addImportOptions(run, o->onnx);
 #endif

@@ -14,16 +14,16 @@ _dscc() {
   if [[ "$(basename "$cmd")" == dscc ]]; then
     for ((i = 1; i < COMP_CWORD; i++)); do
       case "${COMP_WORDS[i]}" in
-        compile|run|explain|import|ops) sub="${COMP_WORDS[i]}"; break ;;
+        compile|run|explain|view|import|ops) sub="${COMP_WORDS[i]}"; break ;;
       esac
     done
     if [[ -z "$sub" && "$cur" != -* ]]; then
-      COMPREPLY=($(compgen -W "compile run explain import ops --help --version" -- "$cur"))
+      COMPREPLY=($(compgen -W "compile run explain view import ops --help --version" -- "$cur"))
       return 0
     fi
   fi
   case "$prev" in
-    -o|--output|-MF|--MF|--tuning|--shapes|-i|--input|--const|--runtime-dir|--output-dir|--config)
+    -o|--output|-MF|--MF|--tuning|--shapes|-i|--input|--const|--runtime-dir|--output-dir|--config|--profile|--trace|--profile-out)
       COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
     --cache-dir) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
     --progress) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return 0 ;;

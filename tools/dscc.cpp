@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   commands.push_back(tools::addCompileCommand(app));
   commands.push_back(tools::addExplainCommand(app));
   commands.push_back(tools::addImportCommand(app));
+  commands.push_back(tools::addViewCommand(app));
   std::vector<std::string> args = compilerStyleArgs(argc, argv);
   if (int rc = tools::parseCommandLine(app, "dscc", args); rc >= 0) return rc;
 
@@ -62,6 +63,6 @@ int main(int argc, char** argv) {
     if (*c.app) return c.run();
   // No subcommand: a usage error, as `gcc` with no input is.
   std::cerr << app.help();
-  std::cerr << "dscc: error: no command given (compile, run, explain, import, ops)\n";
+  std::cerr << "dscc: error: no command given (compile, run, explain, view, import, ops)\n";
   return tools::kUsageError;
 }

@@ -70,6 +70,21 @@ check(np.array_equal(m(x=xt, y=y)["s"], x + y), "a non-contiguous input is made 
 check(np.array_equal(m(x=x[:, ::1], y=y)["s"], x + y), "a C-contiguous view goes in as is")
 
 
+# Profiling from Python: off by default; on, one record per launch, named as `dscc explain` names the kernel.
+check(not ctx.profiling and ctx.profile() == [], "profiling is off by default and records nothing")
+ctx.profiling = True
+m(x=x, y=y)
+ctx.profiling = False
+recs = ctx.profile()
+# N = 5 breaks the vector guard (N % 8 == 0), the 32-bit one holds: both kernels run their i32 versions.
+check([r["function"] for r in recs] == ["pair.k0.s.i32", "pair.k1.p.i32"]
+      and all(r["call"] == "kernel" and r["version"] == "i32" for r in recs)
+      and all(r["end_ns"] >= r["start_ns"] and r["sizes"].get("B") == 3 for r in recs),
+      f"profile records of one call: {recs}")
+ctx.clear_profile()
+check(ctx.profile() == [], "clear_profile drops the records")
+
+
 buf_s, buf_p = np.empty((3, 5), np.float32), np.empty((3, 5), np.float32)
 got = m(x=x, y=y, out={"s": buf_s, "p": buf_p})
 check(got["s"] is buf_s and np.array_equal(buf_s, x + y) and np.array_equal(buf_p, x * y),

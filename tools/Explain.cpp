@@ -1,0 +1,111 @@
+// The kernels of a plan as `dscc explain` reports them: guards, their values at given sizes, and the version that runs.
+#include "tools/Explain.h"
+
+#include <sstream>
+
+#include "codegen/LibraryPlan.h"
+
+namespace dscc::tools {
+namespace {
+
+std::string opsSummary(const Operation& fusion) {
+  std::string s;
+  for (const auto& op : fusion.body) s += (s.empty() ? "" : " ") + std::string(op->name());
+  return s;
+}
+
+std::string value(const DimExpr& e, const DimBindings* env) {
+  if (!env) return "?";
+  std::string why;
+  auto v = e.evaluate(*env, &why);
+  return v ? std::to_string(*v) : "?";
+}
+
+const char* guardName(codegen::GuardKind k) {
+  return k == codegen::GuardKind::Vector    ? "vector"
+         : k == codegen::GuardKind::Index32 ? "index32"
+         : k == codegen::GuardKind::Schedule ? "schedule"
+                                              : "broadcast-free";
+}
+
+KernelExplain explainOne(const codegen::KernelPlan& k, size_t index, const DimBindings* env) {
+  KernelExplain e;
+  const Operation& op = *k.fusion;
+  e.index = index;
+  e.result = op.result()->name;
+  e.symbol = k.symbol;
+  e.kind = k.kind;
+  e.type = op.result()->type.str();
+  e.ops = opsSummary(op);
+  e.hasKernel = k.hasKernel;
+  std::ostringstream out;
+  out << "\n[" << index << "] %" << e.result << "  " << k.kind << "  " << e.type << "  (" << e.ops << ")\n";
+  if (k.gemm) {
+    const codegen::GemmPlan& g = *k.gemm;
+    std::string batch;
+    for (const DimExpr& d : g.batchDims) batch += (batch.empty() ? "" : "x") + value(d, env);
+    std::ostringstream b;
+    b << "sgemm: M=" << value(g.M, env) << " N=" << value(g.N, env) << " K=" << value(g.K, env)
+      << (batch.empty() ? "" : " batch=" + batch) << (g.a.trans ? " A^T" : "") << (g.b.trans ? " B^T" : "")
+      << (g.a.copyDims.empty() && g.b.copyDims.empty() ? "" : " (an operand is copied to a dense layout)");
+    e.blas = b.str();
+    out << "    BLAS " << e.blas << "\n";
+    if (!k.hasKernel) {
+      out << "    no epilogue\n";
+      e.text = out.str();
+      return e;
+    }
+    out << "    epilogue:\n";
+  }
+  out << "    units " << k.iface.units.str() << " = " << value(k.iface.units, env) << ", elements per unit "
+      << value(k.iface.workPerUnit, env) << "\n";
+  for (const codegen::GuardPlan& g : k.guards) {
+    GuardExplain ge{guardName(g.kind), g.text, g.proved, std::nullopt, g.aligned};
+    out << "    guard " << ge.kind << ": " << g.text;
+    if (g.proved) {
+      out << "  -- proved from the facts, no run-time test\n";
+    } else {
+      if (env) ge.holds = g.holdsAt(*env);
+      out << "  -- run time: " << (ge.holds ? (*ge.holds ? "true" : "false") : "unknown")
+          << (g.aligned ? " (the pointers are tested per call; shown as aligned)" : "") << "\n";
+    }
+    e.guards.push_back(std::move(ge));
+  }
+  const codegen::KernelPlan* chosen = &k;
+  if (k.tuning) {
+    // The tuned range picks a configuration; its own guard cascade picks the version.
+    const codegen::KernelTuningPlan& tp = *k.tuning;
+    std::optional<size_t> ci = env ? tp.configAt(*env) : std::nullopt;
+    std::string where = "outside every range: fallback";
+    auto sz = env ? tp.size.evaluate(*env) : std::nullopt;
+    for (const auto& r : tp.ranges)
+      if (sz && *sz >= r.from && *sz <= r.to) where = "range [" + std::to_string(r.from) + ", " + std::to_string(r.to) + "]";
+    const codegen::TunedConfig& c = tp.configs[ci ? *ci : tp.fallback];
+    std::ostringstream t;
+    t << tp.size.str() << " = " << value(tp.size, env) << ", " << where << " -> " << c.name << " (chunk " << c.chunk
+      << " elements per task)";
+    e.tuned = t.str();
+    out << "    tuned: " << e.tuned << "\n";
+    chosen = &c.plan;
+  }
+  for (const auto& v : chosen->versions) e.versions.push_back(v.name());
+  out << "    versions:";
+  for (const std::string& v : e.versions) out << " " << v;
+  out << "\n";
+  if (env) {
+    e.runs = chosen->functionName(chosen->chooseVersion(*env));
+    out << "    runs: " << e.runs << "\n";
+  }
+  e.text = out.str();
+  return e;
+}
+
+}  // namespace
+
+std::vector<KernelExplain> explainKernels(const codegen::ModelPlan& plan, const DimBindings* env) {
+  std::vector<KernelExplain> r;
+  for (size_t i = 0; i < plan.kernels.size(); ++i) r.push_back(explainOne(plan.kernels[i], i, env));
+  return r;
+}
+
+}  // namespace dscc::tools
