@@ -363,11 +363,14 @@ class Emitter {
     return loadElement(b_, dt, b_.CreateInBoundsGEP(storageType(ctx_, dt), out_[i], at), align);
   }
 
-  // True when yield `v` is computed from `of`.
+  // True when yield `v` reads `of` element by element: through elementwise
+  // ops, not through a reduction (whose result is one value per row; a
+  // layer norm's variance reads (x - mean)^2, its output does not).
   bool dependsOn(const Value* v, const Value* of) const {
     if (v == of) return true;
     auto d = p_.defOf.find(v);
     if (d == p_.defOf.end()) return false;
+    if (std::find(p_.reductions.begin(), p_.reductions.end(), d->second) != p_.reductions.end()) return false;
     for (const Value* o : d->second->operands)
       if (dependsOn(o, of)) return true;
     return false;
