@@ -11,7 +11,9 @@ name and the source folder string). Then, at each point (the sizes below,
 from the workloads' shape distributions: a serving size and a large one),
 `dscc run W.so --random --bench CALLS` runs for the two builds in alternation,
 ROUNDS times each, and the table gives the median of the rounds' medians and
-after/before (< 1: the new build is faster). It prints the table (markdown)
+after/before (< 1: the new build is faster). Each build runs on its own runtime
+(BUILD/runtime, put first on LD_LIBRARY_PATH for its processes), so runtime
+changes are in the comparison too. It prints the table (markdown)
 and writes it to --out when given.
 """
 
@@ -42,11 +44,22 @@ def symbols(path):
     return set(re.findall(r"(\w+)\s+in\s+\[", text))
 
 
+def build_env(dscc):
+    """The environment to run a build's tools in: its own runtime first. A dscc binary and the models it
+    compiles load libdscc_runtime.so.0 through RUNPATHs into their build folder, but one process gets one
+    runtime (the first loaded), so without this a copied build would run on another build's runtime."""
+    rt = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(dscc))), "runtime")
+    env = dict(os.environ)
+    if os.path.isdir(rt):
+        env["LD_LIBRARY_PATH"] = rt + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    return env
+
+
 def bench(dscc, so, dims, calls, threads):
     cmd = [dscc, "run", so, "--random", "--seed", "1", "--bench", str(calls), "--threads", str(threads)]
     for k, v in dims.items():
         cmd += ["--dim", "%s=%d" % (k, v)]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=build_env(dscc)).stdout
     m = re.search(r"median ([0-9.e+-]+) ms", out)
     return float(m.group(1))
 
@@ -74,10 +87,11 @@ def main():
             sos = {}
             for tag, dscc in (("before", a.before), ("after", a.after)):
                 so = os.path.join(tmp, "%s.%s.so" % (name, tag))
-                subprocess.run([dscc, "compile", src, "-O3", "-o", so], check=True, capture_output=True)
+                subprocess.run([dscc, "compile", src, "-O3", "-o", so], check=True, capture_output=True,
+                               env=build_env(dscc))
                 small = {k: min(v, 8) for k, v in points[0].items()}
                 cmd = [dscc, "run", so, "--random", "--check"] + sum((["--dim", "%s=%d" % kv] for kv in small.items()), [])
-                c = subprocess.run(cmd, capture_output=True, text=True)
+                c = subprocess.run(cmd, capture_output=True, text=True, env=build_env(dscc))
                 if c.returncode != 0 or "check: ok" not in c.stdout:
                     print("%s (%s): check failed\n%s%s" % (name, tag, c.stdout, c.stderr), file=sys.stderr)
                     return 1
