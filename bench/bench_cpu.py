@@ -581,7 +581,8 @@ def header(args, copy_gbs: float, copy_how: str) -> List[str]:
          f"- points per workload: up to {args.points}; repeats: {args.repeats} (median; each sample loops "
          f"calls for at least 5 ms)",
          "- dscc: `dscc compile " + args.opt + "`, called through the `dscc` Python module (`Model.bind(..., out=)`) on a context of "
-         f"{args.threads} thread(s) and caller-allocated outputs; BLAS: OpenBLAS (runtime/)"]
+         f"{args.threads} thread(s) and caller-allocated outputs; BLAS: oneDNN's sgemm per tile when the runtime was "
+         "built with libdnnl-dev, else OpenBLAS (docs/abi.md)"]
     try:
         import torch
 
