@@ -1,10 +1,12 @@
 // `--dim NAME=N` as `dscc run` and `dscc explain` take it: each a symbol of the model, given once.
 #pragma once
 
+#include <iostream>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "ir/Diagnostics.h"
 #include "ir/IR.h"
 
 namespace dscc::tools {
@@ -67,6 +69,30 @@ inline bool parseDimArgs(const std::vector<std::string>& dims, const Function& f
     env[name] = v;
   }
   return true;
+}
+
+/// The sizes `dscc explain` and `dscc view` choose versions at: every input
+/// symbol bound in `env` and every fact of `f` holding. Returns 0, or the
+/// exit status after the error is reported: 2 (a usage error) for a missing
+/// --dim, 1 for a broken fact (a located error through `diags`).
+inline int checkExplainSizes(const Function& f, const DimBindings& env, DiagEngine& diags) {
+  std::set<std::string> needed;
+  for (const auto& a : f.args)
+    for (const DimExpr& d : a->type.dims) d.collectSymbols(needed);
+  for (const std::string& s : needed)
+    if (!env.count(s)) {
+      std::cerr << "dscc: error: give a size for every symbol: --dim " << s << "=N is missing\n";
+      return 2;
+    }
+  for (const Fact& fact : f.facts) {
+    std::string why;
+    if (!fact.holds(env, &why)) {
+      diags.error(fact.loc, "these sizes break the fact '" + fact.str() + "'" + (why.empty() ? "" : ": " + why) +
+                                "; the compiled model rejects them (DSCC_FACT_VIOLATED)");
+      return 1;
+    }
+  }
+  return 0;
 }
 
 }  // namespace dscc::tools

@@ -43,22 +43,7 @@ int cmdExplain(const ExplainOpts& o) {
     std::cerr << "dscc: error: " << err << "\n";
     return kUsageError;
   }
-  std::set<std::string> needed;
-  for (const auto& a : f.args)
-    for (const DimExpr& d : a->type.dims) d.collectSymbols(needed);
-  for (const std::string& s : needed)
-    if (!env.count(s)) {
-      std::cerr << "dscc: error: give a size for every symbol: --dim " << s << "=N is missing\n";
-      return kUsageError;
-    }
-  for (const Fact& fact : f.facts) {
-    std::string why;
-    if (!fact.holds(env, &why)) {
-      fe->diags->error(fact.loc, "these sizes break the fact '" + fact.str() + "'" + (why.empty() ? "" : ": " + why) +
-                                     "; the compiled model rejects them (DSCC_FACT_VIOLATED)");
-      return 1;
-    }
-  }
+  if (int st = checkExplainSizes(f, env, *fe->diags)) return st;
   // Sizes whose element counts overflow (or pass the per-tensor limit of
   // docs/limits.md) are refused, as the interpreter refuses them: the unit
   // counts and the 32-bit index guards below would otherwise be wrapped.

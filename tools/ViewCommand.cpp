@@ -173,24 +173,8 @@ int cmdView(const ViewOpts& o) {
     return kUsageError;
   }
   // As `dscc explain`: versions are chosen only at sizes for every input symbol that the facts allow.
-  if (!o.dims.empty()) {
-    std::set<std::string> needed;
-    for (const auto& a : f.args)
-      for (const DimExpr& d : a->type.dims) d.collectSymbols(needed);
-    for (const std::string& s : needed)
-      if (!env.count(s)) {
-        error("give a size for every symbol: --dim " + s + "=N is missing");
-        return kUsageError;
-      }
-    for (const Fact& fact : f.facts) {
-      std::string why;
-      if (!fact.holds(env, &why)) {
-        fe->diags->error(fact.loc, "these sizes break the fact '" + fact.str() + "'" + (why.empty() ? "" : ": " + why) +
-                                       "; the compiled model rejects them (DSCC_FACT_VIOLATED)");
-        return 1;
-      }
-    }
-  }
+  if (!o.dims.empty())
+    if (int st = checkExplainSizes(f, env, *fe->diags)) return st;
   ViewModel v;
   v.model = o.file;
   v.fe = fe.get();
