@@ -557,6 +557,46 @@ def summary_table(results: List[dict], copy_gbs: float) -> List[str]:
     return L
 
 
+#: The #14 goals: the ratio dscc must reach against each peer (weighted geomean and at every point).
+GOALS = {"bert_layer": {"eager": 2.0, "compile": 1.6, "ort": 1.5}}
+GOAL_DEFAULT = {"ort": 1.5}
+
+
+def bounds_table(results: List[dict], copy_gbs: float) -> List[str]:
+    """How far each workload could go at the machine's limit: a peer's time over the limit's time.
+
+    The limit's time of a point is its FLOPs at the measured sgemm rate (bert_layer) or its
+    traffic at the measured copy rate (the memory-bound workloads; in-cache points can beat
+    it, so their bound is not a bound). A goal above the bound's ratio cannot be met on this
+    machine without beating the limit itself."""
+    peers = SYSTEMS[1:]
+    head = ["workload", "limit"] + [f"vs {TITLES[p]} at the limit (worst point)" for p in peers] + \
+        [f"goal vs {TITLES[p]}" for p in peers]
+    L = ["## Bounds (what 100% of the measured limit would give)", "",
+         "A peer's time over the time the point would take at 100% of the limit measured in this run "
+         "(sgemm for bert_layer's FLOPs, the STREAM copy for the others' traffic). Where the goal is "
+         "above this ratio, no dscc change short of beating the limit can meet it.", "",
+         "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for res in results:
+        wl, rows = res["wl"], res["rows"]
+        if wl.memory_bound:
+            lim = lambda r: traffic_bytes(wl, r["point"]) / (copy_gbs * 1e9)
+            what = f"copy {copy_gbs:.1f} GB/s"
+        else:
+            lim = lambda r: bert_flops(r["point"]) / (LIMITS["sgemm"] * 1e9)
+            what = f"sgemm {LIMITS['sgemm']:.0f} GFLOP/s"
+        cells = [wl.name, what]
+        for p in peers:
+            pairs = [(r["t"][p] / lim(r), r["weight"]) for r in rows if p in r["t"]]
+            g = wgeomean(pairs)
+            cells.append("—" if g is None else f"{g:.2f}× ({min(v for v, _ in pairs):.2f}×)")
+        goals = GOALS.get(wl.name, GOAL_DEFAULT)
+        cells += [f"{goals[p]:.1f}×" if p in goals else "—" for p in peers]
+        L.append("| " + " | ".join(cells) + " |")
+    L.append("")
+    return L
+
+
 def header(args, copy_gbs: float, copy_how: str) -> List[str]:
     """Date, commit, CPU, threads, versions and BLAS of every system."""
     rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
@@ -673,6 +713,7 @@ def main(argv=None) -> int:
 
     report = header(args, copy_gbs, copy_how)
     report += summary_table(results, copy_gbs)
+    report += bounds_table(results, copy_gbs)
     report += ["## Per workload", "",
                "Times are medians per call; `dscc vs X` = X's time / dscc's time (above 1: dscc is faster). "
                "GB/s counts each input read once and the output written once; above 100% of copy "
