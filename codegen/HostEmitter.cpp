@@ -42,6 +42,8 @@ void HostEmitter::declareRuntime() {
   gemm_ = declare("dscc_sgemm_nd_info", i32(),
                   {p, i32(), i32(), i64(), i64(), i64(), p, i64(), p, i64(), p, i64(), i32(), p, p, p, p, p});
   copy_ = declare("dscc_copy_strided_info", i32(), {p, p, p, i64(), i32(), p, p, p});
+  gemmConstB_ = declare("dscc_sgemm_const_b_info", i32(),
+                        {p, i32(), i32(), i64(), i64(), i64(), p, i64(), p, i64(), i64(), p, i64(), p});
   if (gpu_) declareGpuRuntime();
   // dscc_tensor: { void* data; int64_t* dims; int32_t rank; int32_t dtype; }
   tensorTy_ = llvm::StructType::get(ctx_, {p, p, i32(), i32()});

@@ -129,6 +129,8 @@ class HostEmitter {
   std::vector<std::vector<llvm::Function*>> kernelFns_;
   std::vector<std::map<std::string, llvm::Function*>> tunedFns_;  // by function name, per kernel
   llvm::FunctionCallee setError_, checkInput_, prepareOutput_, alloc_, free_, tensorFree_, launch_, gemm_, copy_, hgemm_, bgemm_;
+  /// dscc_sgemm_const_b_info: a CPU matmul whose B is a host constant (packed once per context).
+  llvm::FunctionCallee gemmConstB_;
   // GPU models only.
   const GpuArtifact* gpu_ = nullptr;
   llvm::FunctionCallee moduleGet_, cudaLaunch_, toDevice_, deviceCopy_, sync_;
@@ -149,6 +151,8 @@ class HostEmitter {
   BufferPlan buffers_;
   // Values the host made (constants, dims, scalars): their host address.
   std::map<const Value*, llvm::Value*> hostPtr_;
+  /// The content key (xxh3 of the bytes) of each host constant, for dscc_sgemm_const_b.
+  std::map<const Value*, uint64_t> constKey_;
   // File constants embedded so far: their path as written, data and size (for dscc_model_file_constants).
   struct EmbeddedFile {
     std::string path;

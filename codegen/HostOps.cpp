@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include <llvm/IR/Constants.h>
+#include <llvm/Support/xxhash.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Module.h>
 
@@ -109,6 +110,8 @@ std::string HostEmitter::emitConstant(const Operation& op) {
     addr = g;
   }
   hostPtr_[op.result()] = addr;
+  constKey_[op.result()] = llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(
+      reinterpret_cast<const uint8_t*>(tensor->bytes.data()), tensor->bytes.size()));
   if (file) embeddedFiles_.push_back({value->s, addr, tensor->bytes.size()});
   return "";
 }
@@ -268,7 +271,17 @@ std::string HostEmitter::emitKernel(const Operation& op) {
   if (gpu_) gemmArgs.push_back(b_.getInt32(0));  // exact fp32, no TF32
   else gemmArgs.push_back(kernelInfo(*k, k->symbol + ".sgemm", "sgemm"));
   DType gdt = g.matmul->operands[0]->type.dtype;
-  checked(gdt == DType::F16 ? hgemm_ : gdt == DType::BF16 ? bgemm_ : gemm_, gemmArgs);
+  // A single f32 product whose B is a host constant (a model's weights): the
+  // runtime packs B once per context and streams the packed copy when A has
+  // few rows (docs/abi.md, dscc_sgemm_const_b).
+  auto constB = constKey_.find(op.operands.at(g.b.operand));
+  if (!gpu_ && gdt == DType::F32 && g.batchDims.empty() && g.b.copyDims.empty() && constB != constKey_.end()) {
+    checked(gemmConstB_, {ctxArg_, b_.getInt32(g.a.trans), b_.getInt32(g.b.trans), dim(g.M), dim(g.N), dim(g.K), a,
+                          dim(g.a.ld), bm, dim(g.b.ld), b_.getInt64(constB->second), c, dim(g.ldc),
+                          kernelInfo(*k, k->symbol + ".sgemm", "sgemm")});
+  } else {
+    checked(gdt == DType::F16 ? hgemm_ : gdt == DType::BF16 ? bgemm_ : gemm_, gemmArgs);
+  }
   if (!g.epilogue) return "";
   std::vector<llvm::Value*> ins = {c};
   for (size_t idx : g.epilogueOperands) ins.push_back(address(op.operands.at(idx)));

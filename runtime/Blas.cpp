@@ -1,4 +1,4 @@
-// dscc_sgemm_strided_batched, dscc_sgemm_batched and dscc_sgemm_nd: checked arguments, tiles of C over the pool, cblas_sgemm per tile.
+// dscc_sgemm_strided_batched, dscc_sgemm_batched, dscc_sgemm_nd and dscc_sgemm_const_b: checked arguments, tiles of C over the pool, a BLAS call per tile.
 #include "runtime/Blas.h"
 
 #ifdef DSCC_HAVE_DNNL
@@ -22,6 +22,7 @@ using blasint = int;
 #include <vector>
 
 #include "runtime/Context.h"
+#include "runtime/PackedGemm.h"
 #include "runtime/dscc_runtime.h"
 
 namespace dscc::runtime {
@@ -339,6 +340,36 @@ dscc_status dscc_sgemm_nd(dscc_context* ctx, int transA, int transB, int64_t M, 
     }
     return dscc_sgemm_batched(ctx, transA, transB, M, N, K, 1.0f, pa.data(), lda, pb.data(), ldb, 0.0f, pc.data(),
                               ldc, total);
+  });
+}
+
+dscc_status dscc_sgemm_const_b(dscc_context* ctx, int transA, int transB, int64_t M, int64_t N, int64_t K,
+                               const float* A, int64_t lda, const float* B, int64_t ldb, uint64_t b_key, float* C,
+                               int64_t ldc) {
+  static constexpr const char* kName = "dscc_sgemm_const_b";
+  return guarded(ctx, kName, [&] {
+    const auto unpacked = [&] {
+      return dscc_sgemm_nd(ctx, transA, transB, M, N, K, A, lda, B, ldb, C, ldc, 0, nullptr, nullptr, nullptr,
+                           nullptr);
+    };
+    if (!ctx || !dscc::runtime::packedGemmApplies(M, N, K, transA != 0)) return unpacked();
+    // The pitch rules of dscc_sgemm_nd: a matrix with one stored row has any pitch.
+    if (M == 1) lda = std::max(lda, K), ldc = std::max(ldc, N);
+    if ((transB ? N : K) == 1) ldb = std::max(ldb, transB ? K : N);
+    const Gemm g{false, transB != 0, M, N, K, 1.0f, 0.0f, lda, ldb, ldc};
+    if (dscc_status st = dscc::runtime::validate(ctx, kName, g, 1); st != DSCC_OK) return st;
+    if (!A || !B || !C) return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(kName) + ": A, B or C is NULL");
+    const dscc::runtime::PackedB* packed = ctx->packed.get(B, ldb, transB != 0, K, N, b_key);
+    if (!packed) return unpacked();
+    const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+    if (flops < dscc::runtime::kMinParallelFlops || ctx->pool.numThreads() <= 1) {
+      dscc::runtime::packedGemm(M, A, lda, *packed, C, ldc, 0, packed->panels);
+      return DSCC_OK;
+    }
+    ctx->pool.parallelFor(0, packed->panels, 1, [&](int64_t begin, int64_t end) {
+      dscc::runtime::packedGemm(M, A, lda, *packed, C, ldc, begin, end);
+    });
+    return DSCC_OK;
   });
 }
 

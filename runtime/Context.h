@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "runtime/BlockCache.h"
+#include "runtime/PackedGemm.h"
 #include "runtime/Profile.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/dscc_runtime.h"
@@ -33,6 +34,8 @@ struct dscc_context {
   const uint64_t id;
   /// Launch and library-call records, kept while `profiling` is set.
   dscc::runtime::Profile profile;
+  /// Packed copies of constant GEMM operands (dscc_sgemm_const_b).
+  dscc::runtime::PackedCache packed;
 };
 
 namespace dscc::runtime {

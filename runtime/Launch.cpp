@@ -99,6 +99,24 @@ extern "C" dscc_status dscc_sgemm_nd_info(dscc_context* ctx, int transA, int tra
   return st;
 }
 
+extern "C" dscc_status dscc_sgemm_const_b_info(dscc_context* ctx, int transA, int transB, int64_t M, int64_t N,
+                                               int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
+                                               uint64_t b_key, float* C, int64_t ldc, const dscc_kernel_info* info) {
+  if (!ctx || !ctx->profiling.load(std::memory_order_relaxed)) [[likely]]
+    return dscc_sgemm_const_b(ctx, transA, transB, M, N, K, A, lda, B, ldb, b_key, C, ldc);
+  int64_t start = dscc::runtime::nowNs();
+  dscc_status st = dscc_sgemm_const_b(ctx, transA, transB, M, N, K, A, lda, B, ldb, b_key, C, ldc);
+  dscc::runtime::ProfileEvent e;
+  e.info = info;
+  e.call = DSCC_PROFILE_GEMM;
+  e.sizes = {M, N, K, 1};
+  double m = double(M), n = double(N), k = double(K);
+  e.flops = 2 * m * n * k;
+  e.bytes = 4 * (m * k + k * n + m * n);
+  record(ctx, std::move(e), start);
+  return st;
+}
+
 extern "C" dscc_status dscc_copy_strided_info(dscc_context* ctx, void* dst, const void* src, size_t elem_size,
                                               int32_t rank, const int64_t* dims, const int64_t* strides,
                                               const dscc_kernel_info* info) {

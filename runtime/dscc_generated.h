@@ -43,6 +43,11 @@ dscc_status dscc_sgemm_nd_info(dscc_context* ctx, int transA, int transB, int64_
                                int32_t n_batch, const int64_t* batch_dims, const int64_t* stride_a,
                                const int64_t* stride_b, const int64_t* stride_c, const dscc_kernel_info* info);
 
+/// dscc_sgemm_const_b, recorded as `info` when profiling is on.
+dscc_status dscc_sgemm_const_b_info(dscc_context* ctx, int transA, int transB, int64_t M, int64_t N, int64_t K,
+                                    const float* A, int64_t lda, const float* B, int64_t ldb, uint64_t b_key,
+                                    float* C, int64_t ldc, const dscc_kernel_info* info);
+
 /// dscc_copy_strided, recorded as `info` when profiling is on.
 dscc_status dscc_copy_strided_info(dscc_context* ctx, void* dst, const void* src, size_t elem_size, int32_t rank,
                                    const int64_t* dims, const int64_t* strides, const dscc_kernel_info* info);

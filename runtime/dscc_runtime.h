@@ -205,6 +205,18 @@ dscc_status dscc_sgemm_nd(dscc_context* ctx, int transA, int transB, int64_t M, 
                           int32_t n_batch, const int64_t* batch_dims, const int64_t* stride_a,
                           const int64_t* stride_b, const int64_t* stride_c);
 
+/// C = op(A) * op(B) (alpha 1, beta 0) for one matrix whose B is constant for the life of the context's use
+/// of it (a model's weights): the same arguments as dscc_sgemm_nd with n_batch 0, plus `b_key`, a value
+/// derived from B's contents (compiled models pass a hash of the bytes). With few rows (M <= 64), A not
+/// transposed, and a CPU with AVX-512, B is packed on the first call into column panels kept by the context,
+/// keyed by its address, layout and b_key, and later calls stream the packed copy; a caller must not change
+/// the data behind a (B, b_key) pair while the context holds it, or later results use the old data. A
+/// context keeps at most 4 GiB of packed copies (then calls take the unpacked path); they are freed with it.
+/// Otherwise exactly dscc_sgemm_nd.
+dscc_status dscc_sgemm_const_b(dscc_context* ctx, int transA, int transB, int64_t M, int64_t N, int64_t K,
+                               const float* A, int64_t lda, const float* B, int64_t ldb, uint64_t b_key, float* C,
+                               int64_t ldc);
+
 /// Copies a strided view into a dense row-major buffer: dst[i_0, ..., i_{rank-1}] =
 /// src[sum_k i_k * strides[k]], in elements of `elem_size` bytes, split over the context's threads. Rank 0
 /// copies one element (dims and strides may then be NULL); a dim of 0 copies nothing. Strides may be 0
