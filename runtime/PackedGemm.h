@@ -55,7 +55,7 @@ class PackedCache {
 bool packedGemmApplies(int64_t M, int64_t N, int64_t K, bool transA);
 
 /// Rows of A up to which packedGemmApplies.
-constexpr int64_t kMaxPackedRows = 64;
+constexpr int64_t kMaxPackedRows = 48;
 
 /// C[M, N] (pitch ldc) = A[M, K] (pitch lda) x B, with B packed: columns
 /// [p0 * kPanelWidth, p1 * kPanelWidth) of C only (clamped to N), so callers

@@ -207,7 +207,7 @@ dscc_status dscc_sgemm_nd(dscc_context* ctx, int transA, int transB, int64_t M, 
 
 /// C = op(A) * op(B) (alpha 1, beta 0) for one matrix whose B is constant for the life of the context's use
 /// of it (a model's weights): the same arguments as dscc_sgemm_nd with n_batch 0, plus `b_key`, a value
-/// derived from B's contents (compiled models pass a hash of the bytes). With few rows (M <= 64), A not
+/// derived from B's contents (compiled models pass a hash of the bytes). With few rows (M <= 48), A not
 /// transposed, and a CPU with AVX-512, B is packed on the first call into column panels kept by the context,
 /// keyed by its address, layout and b_key, and later calls stream the packed copy; a caller must not change
 /// the data behind a (B, b_key) pair while the context holds it, or later results use the old data. A
