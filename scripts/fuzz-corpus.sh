@@ -25,7 +25,7 @@ seed() {
   find test/fuzz/seeds/tuning -name '*.yaml' -print0 |
     while IFS= read -r -d '' f; do cp "$f" "$root/fuzz_tuning/$(sha1sum "$f" | cut -c1-16)"; done
   # ONNX: the importer's own test models and the first hundred node tests of libonnx-testdata.
-  { find test/onnx -name '*.onnx' 2>/dev/null; find /usr/share/libonnx-testdata/data/node -name model.onnx 2>/dev/null | sort | head -100; } |
+  { find test/onnx -name '*.onnx' 2>/dev/null; find /usr/share/libonnx-testdata/data/node -name model.onnx 2>/dev/null | sort | sed -n 1,100p; } |
     while read -r f; do cp "$f" "$root/fuzz_onnx/$(sha1sum "$f" | cut -c1-16)"; done
   # Crash regressions are seeds too.
   for t in fuzz_parse fuzz_pipeline fuzz_npy fuzz_shapes fuzz_tuning fuzz_onnx fuzz_lower; do
