@@ -27,7 +27,10 @@ seed() {
   # ONNX: the importer's own test models and the first hundred node tests of libonnx-testdata.
   { find test/onnx -name '*.onnx' 2>/dev/null; find /usr/share/libonnx-testdata/data/node -name model.onnx 2>/dev/null | sort | sed -n 1,100p; } |
     while read -r f; do cp "$f" "$root/fuzz_onnx/$(sha1sum "$f" | cut -c1-16)"; done
-  # Crash regressions are seeds too.
+  # Corpora kept from fuzz campaigns (test/fuzz/corpus/TARGET, minimized with -merge=1) and the crash regressions are seeds too.
+  for t in fuzz_parse fuzz_pipeline fuzz_npy fuzz_shapes fuzz_tuning fuzz_onnx fuzz_lower; do
+    [ -d "test/fuzz/corpus/$t" ] && cp test/fuzz/corpus/"$t"/* "$root/$t/" 2>/dev/null || true
+  done
   for t in fuzz_parse fuzz_pipeline fuzz_npy fuzz_shapes fuzz_tuning fuzz_onnx fuzz_lower; do
     [ -d "test/fuzz/$t" ] && cp test/fuzz/"$t"/* "$root/$t/" 2>/dev/null || true
   done
