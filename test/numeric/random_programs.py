@@ -590,6 +590,8 @@ def main():
     if a.print:
         print(Gen(a.seed * 1000003 + a.first).program())
         return 0
+    if a.check_bounds and a.target != "cpu":
+        ap.error("--check-bounds applies to the cpu target only")
     if a.target != "cpu" and not os.path.exists(LIBDEVICE):
         print("random programs: skipped: %s not found (the CUDA toolkit compiles math for the GPU)" % LIBDEVICE)
         return 77
