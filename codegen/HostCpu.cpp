@@ -3,6 +3,8 @@
 
 #include <llvm/IR/Function.h>
 
+#include "codegen/BoundsCheck.h"
+
 namespace dscc::codegen {
 
 // Every version of every kernel, with internal linkage: only the host function calls them.
@@ -12,6 +14,7 @@ std::string HostEmitter::emitKernels() {
     for (size_t v = 0; v < k.versions.size(); ++v) {
       LoweredKernel lk = lowerKernelVersion(k, v, owner_, k.functionName(v));
       if (!lk.ok()) return "kernel " + k.symbol + ": " + lk.error;
+      if (plan_.checkBounds) addBoundsChecks(*lk.fn, lk.iface, k.functionName(v));
       lk.fn->setLinkage(llvm::GlobalValue::InternalLinkage);
       fns.push_back(lk.fn);
     }
@@ -26,6 +29,7 @@ std::string HostEmitter::emitKernels() {
           if (byName.count(c.plan.functionName(v))) continue;
           LoweredKernel lk = lowerKernelVersion(c.plan, v, owner_, c.plan.functionName(v));
           if (!lk.ok()) return "kernel " + k.symbol + " (" + c.name + "): " + lk.error;
+          if (plan_.checkBounds) addBoundsChecks(*lk.fn, lk.iface, c.plan.functionName(v));
           lk.fn->setLinkage(llvm::GlobalValue::InternalLinkage);
           byName[c.plan.functionName(v)] = lk.fn;
         }

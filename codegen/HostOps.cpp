@@ -83,8 +83,15 @@ std::string HostEmitter::emitConstant(const Operation& op) {
     DiagEngine diags(sm, sink);
     interp::OpCtx c{op, {}, env, diags};
     std::vector<Tensor> out;
-    if (!interp::runConstant(c, out) || out.empty())
-      return err("cannot evaluate constant %" + op.result()->name + ": " + sink.str());
+    // A shape too large to hold (f32[2^63-1, 4]) is refused, not thrown out of codegen (fuzz_lower found it).
+    try {
+      if (!interp::runConstant(c, out) || out.empty())
+        return err("cannot evaluate constant %" + op.result()->name + ": " + sink.str());
+    } catch (const TensorSizeError& e) {
+      return err("constant %" + op.result()->name + " : " + t.str() + " is too large to embed: " + e.what());
+    } catch (const std::bad_alloc&) {
+      return err("constant %" + op.result()->name + " : " + t.str() + " is too large to embed: out of memory");
+    }
     tensor = std::make_shared<const Tensor>(std::move(out[0]));
   }
   llvm::Constant* addr = nullptr;

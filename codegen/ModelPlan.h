@@ -138,6 +138,9 @@ struct PlanOptions {
 struct ModelPlan {
   const Function* func = nullptr;
   std::vector<KernelPlan> kernels;  ///< in program order
+  /// `dscc compile --check-bounds`: every CPU kernel's loads and stores of
+  /// its buffers are checked against their sizes (codegen/BoundsCheck.h).
+  bool checkBounds = false;
 };
 
 /// Describes every kernel of `f` (after the default pipeline) and decides its

@@ -201,6 +201,7 @@ bool runConcat(OpCtx& c, std::vector<Tensor>& out) {
   for (int64_t o = 0; o < outer; ++o)
     for (const Tensor* t : c.in) {
       size_t chunk = static_cast<size_t>(t->shape[axis] * inner) * es;
+      if (chunk == 0) continue;  // an empty operand has no data pointer (memcpy of NULL is UB: UBSan found it)
       std::memcpy(dst, t->bytes.data() + static_cast<size_t>(o) * chunk, chunk);
       dst += chunk;
     }

@@ -9,12 +9,15 @@ cd "$(dirname "$0")/.."
 
 seed() {
   local root=$1
-  mkdir -p "$root"/{fuzz_parse,fuzz_pipeline,fuzz_npy,fuzz_shapes,fuzz_tuning,fuzz_onnx}
-  # Programs: every .dsc of the tests and workloads (the pipeline's only the small ones).
+  mkdir -p "$root"/{fuzz_parse,fuzz_pipeline,fuzz_npy,fuzz_shapes,fuzz_tuning,fuzz_onnx,fuzz_lower}
+  # Programs: every .dsc of the tests and workloads (the pipeline's and lowering's only the small ones).
   find test bench/workloads examples -name '*.dsc' -size -64k -print0 | while IFS= read -r -d '' f; do
     h=$(sha1sum "$f" | cut -c1-16)
     cp "$f" "$root/fuzz_parse/$h"
-    [ "$(stat -c %s "$f")" -le 4096 ] && cp "$f" "$root/fuzz_pipeline/$h"
+    if [ "$(stat -c %s "$f")" -le 4096 ]; then
+      cp "$f" "$root/fuzz_pipeline/$h"
+      cp "$f" "$root/fuzz_lower/$h"
+    fi
   done
   find test -name '*.npy' -print0 | while IFS= read -r -d '' f; do cp "$f" "$root/fuzz_npy/$(sha1sum "$f" | cut -c1-16)"; done
   find bench/workloads/shapes test/tuner/inputs -name '*.yaml' -print0 |
@@ -22,10 +25,13 @@ seed() {
   find test/fuzz/seeds/tuning -name '*.yaml' -print0 |
     while IFS= read -r -d '' f; do cp "$f" "$root/fuzz_tuning/$(sha1sum "$f" | cut -c1-16)"; done
   # ONNX: the importer's own test models and the first hundred node tests of libonnx-testdata.
-  { find test/onnx -name '*.onnx' 2>/dev/null; find /usr/share/libonnx-testdata/data/node -name model.onnx 2>/dev/null | sort | head -100; } |
+  { find test/onnx -name '*.onnx' 2>/dev/null; find /usr/share/libonnx-testdata/data/node -name model.onnx 2>/dev/null | sort | sed -n 1,100p; } |
     while read -r f; do cp "$f" "$root/fuzz_onnx/$(sha1sum "$f" | cut -c1-16)"; done
-  # Crash regressions are seeds too.
-  for t in fuzz_parse fuzz_pipeline fuzz_npy fuzz_shapes fuzz_tuning fuzz_onnx; do
+  # Corpora kept from fuzz campaigns (test/fuzz/corpus/TARGET, minimized with -merge=1) and the crash regressions are seeds too.
+  for t in fuzz_parse fuzz_pipeline fuzz_npy fuzz_shapes fuzz_tuning fuzz_onnx fuzz_lower; do
+    [ -d "test/fuzz/corpus/$t" ] && cp test/fuzz/corpus/"$t"/* "$root/$t/" 2>/dev/null || true
+  done
+  for t in fuzz_parse fuzz_pipeline fuzz_npy fuzz_shapes fuzz_tuning fuzz_onnx fuzz_lower; do
     [ -d "test/fuzz/$t" ] && cp test/fuzz/"$t"/* "$root/$t/" 2>/dev/null || true
   done
 }

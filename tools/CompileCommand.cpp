@@ -30,7 +30,7 @@ struct CompileOpts {
   std::string file, output, func, emit, depFile, cpu = "native", runtimeDir, target = "cpu", tuning, rowSchedule;
   std::string optLevel = "2";
   std::vector<std::string> depTargets;  // -MT
-  bool objectOnly = false, depsMD = false, depsMMD = false, depsPhony = false, debugInfo = false;
+  bool objectOnly = false, depsMD = false, depsMMD = false, depsPhony = false, debugInfo = false, checkBounds = false;
   int vectorWidth = 0, jobs = 0;
   std::shared_ptr<CacheFlags> cache = std::make_shared<CacheFlags>();
   std::shared_ptr<frontend::ImportOptions> onnx = std::make_shared<frontend::ImportOptions>();
@@ -188,8 +188,13 @@ int cmdCompile(const CompileOpts& o) {
   }
   codegen::PlanOptions popts;
   if (!targetPlanOptions(o.target, o.vectorWidth, o.rowSchedule, popts, std::cerr)) return 1;
+  if (o.checkBounds && popts.gpu) {
+    std::cerr << "dscc: error: --check-bounds applies to the cpu target only\n";
+    return kUsageError;
+  }
   auto fe = loadAndPlan(o.file, o.func, popts, std::cerr, *o.onnx);
   if (!fe) return 1;
+  fe->plan.checkBounds = o.checkBounds;
   // --tuning: per-range configurations (docs/tuning.md); other vector widths
   // are planned from the same file and kept alive until the code is emitted.
   std::vector<std::unique_ptr<Frontend>> tunedPlans;
@@ -319,6 +324,9 @@ Command addCompileCommand(CLI::App& app) {
   c->add_option("--emit", o->emit, "what to write, comma-separated: so (default), obj, header, ir, fused-ir, llvm, asm, ptx (GPU)");
   c->add_option("-O", o->optLevel, "optimisation level: -O0, -O1, -O2 (default), -O3, or -Os (size); -O is -O1");
   c->add_flag("-g", o->debugInfo, "debug info (DWARF): each kernel a function at its .dsc line, for gdb and perf");
+  c->add_flag("--check-bounds", o->checkBounds,
+              "check every kernel load and store against its buffer's size; an access outside it prints the "
+              "kernel, buffer, element and size and aborts (a debug build, slower; docs/hardening.md)");
   c->add_flag("--MD", o->depsMD,
               "-MD: also write a make dependency file naming every output (-o's name with .d, or -MF)");
   c->add_flag("--MMD", o->depsMMD, "-MMD: as -MD (a program has no system files to leave out)");

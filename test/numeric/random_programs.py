@@ -2,7 +2,7 @@
 """Random valid programs, compiled and run against the reference interpreter: the main correctness test of codegen.
 
 Usage: /usr/bin/python3 test/numeric/random_programs.py PATH/TO/dscc [--seed S] [--count N] [-j JOBS]
-       [--target cpu|cuda:sm_90] [--keep DIR] [-v]
+       [--target cpu|cuda:sm_90] [--check-bounds] [--keep DIR] [-v]
 
 Each program is drawn from a seeded generator (program k of seed S is always
 the same text) over every op of ir/Ops.def a kernel can hold, with symbolic
@@ -26,6 +26,11 @@ vector width, and a random draw) on random inputs written here (floats uniform
 in [-1, 1), gather indices uniform in [-D, D)), with `dscc run --check`
 against the interpreter: |compiled - interpreter| <= 1e-5 + 1e-5 * |interpreter|
 for f32 results (exact for integer results), equal shapes and NaN-ness.
+
+--check-bounds (cpu): each program is compiled with `dscc compile
+--check-bounds`, so every kernel load and store is checked against its
+buffer's size; an out-of-bounds access aborts the run with the kernel, buffer,
+element and size (docs/hardening.md), which fails the program here.
 
 cuda:sm_90: every program must compile for the GPU (PTX assembled by ptxas
 where the toolkit is present); running needs a GPU, so only compilation is
@@ -499,7 +504,7 @@ def size_sets(g, r):
     return out
 
 
-def run_one(dscc, seed, k, target, keep, verbose):
+def run_one(dscc, seed, k, target, keep, verbose, check_bounds=False):
     g = Gen(seed * 1000003 + k)
     text = g.program()
     tag = "seed %d program %d" % (seed, k)
@@ -520,6 +525,8 @@ def run_one(dscc, seed, k, target, keep, verbose):
         cmd = [dscc, "compile", src, "-o", so]
         if target != "cpu":
             cmd.append("--target=" + target)
+        if check_bounds:
+            cmd.append("--check-bounds")
         c = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         if c.returncode != 0:
             return fail(tag, "compile failed:\n" + c.stderr.strip(), text, keep, k)
@@ -574,6 +581,8 @@ def main():
     ap.add_argument("--first", type=int, default=0)
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--target", default="cpu")
+    ap.add_argument("--check-bounds", action="store_true",
+                    help="compile with --check-bounds (every kernel load and store checked; cpu only)")
     ap.add_argument("--keep", default="")
     ap.add_argument("--print", action="store_true", help="print program K (--first) and exit")
     ap.add_argument("-v", "--verbose", action="store_true")
@@ -581,6 +590,8 @@ def main():
     if a.print:
         print(Gen(a.seed * 1000003 + a.first).program())
         return 0
+    if a.check_bounds and a.target != "cpu":
+        ap.error("--check-bounds applies to the cpu target only")
     if a.target != "cpu" and not os.path.exists(LIBDEVICE):
         print("random programs: skipped: %s not found (the CUDA toolkit compiles math for the GPU)" % LIBDEVICE)
         return 77
@@ -588,11 +599,12 @@ def main():
     bad = 0
     runs = 0
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-        for ok, tag, n in ex.map(lambda k: run_one(a.dscc, a.seed, k, a.target, a.keep, a.verbose), ks):
+        for ok, tag, n in ex.map(lambda k: run_one(a.dscc, a.seed, k, a.target, a.keep, a.verbose, a.check_bounds),
+                                         ks):
             bad += not ok
             runs += n
-    print("random programs (%s, seed %d): %d compiled and checked at %d sizes; %d passed, %d failed" %
-          (a.target, a.seed, len(ks), runs, len(ks) - bad, bad))
+    print("random programs (%s%s, seed %d): %d compiled and checked at %d sizes; %d passed, %d failed" %
+          (a.target, ", bounds checks" if a.check_bounds else "", a.seed, len(ks), runs, len(ks) - bad, bad))
     return 1 if bad else 0
 
 
