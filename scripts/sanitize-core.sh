@@ -6,13 +6,9 @@
 # dscc-core-unittests and fuzz_regression_TARGET for fuzz_parse,
 # fuzz_pipeline, fuzz_npy, fuzz_shapes and fuzz_tuning, every finding fatal.
 # scripts/test.sh runs it after the normal suite; its cost is measured in
-# docs/hardening.md ("Sanitizers"). DSCC_SKIP_SANITIZE=1 skips it.
+# docs/hardening.md ("Sanitizers"). `scripts/test.sh --no-sanitize` skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "${DSCC_SKIP_SANITIZE:-0}" = 1 ]; then
-  echo "sanitize-core: skipped (DSCC_SKIP_SANITIZE=1)"
-  exit 0
-fi
 start=$(date +%s)
 if [ ! -f build-san/build.ninja ]; then
   # -O1 -g1: the usual sanitizer build (line numbers in reports, a cheaper compile than -O2 -g).

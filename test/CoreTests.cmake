@@ -7,7 +7,7 @@ find_package(yaml-cpp REQUIRED)
 set(DSCC_CORE_UNIT_TESTS
   DimExprTest IndexMapTest InterpreterTest NpyTest TensorTest   # ir/
   ShapeSolverTest                                               # passes/
-  RuntimeTest RuntimeGemmNdTest RuntimeProfileTest CudaRuntimeTest  # runtime/
+  RuntimeTest RuntimeGemmNdTest RuntimePackedGemmTest RuntimeProfileTest CudaRuntimeTest  # runtime/
   TunerTest)                                                    # the readers
 set(_sources)
 foreach(t ${DSCC_CORE_UNIT_TESTS})
@@ -29,7 +29,7 @@ gtest_discover_tests(dscc-core-unittests WORKING_DIRECTORY ${CMAKE_BINARY_DIR} D
 # (not part of `all`: the ASan stage has them in dscc-core-unittests).
 add_executable(dscc-runtime-unittests EXCLUDE_FROM_ALL
   ${CMAKE_CURRENT_LIST_DIR}/unit/RuntimeTest.cpp ${CMAKE_CURRENT_LIST_DIR}/unit/RuntimeGemmNdTest.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/unit/RuntimeProfileTest.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/unit/RuntimeProfileTest.cpp ${CMAKE_CURRENT_LIST_DIR}/unit/RuntimePackedGemmTest.cpp)
 target_link_libraries(dscc-runtime-unittests PRIVATE dscc_runtime GTest::gtest GTest::gtest_main)
 target_compile_definitions(dscc-runtime-unittests PRIVATE DSCC_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 set_target_properties(dscc-runtime-unittests PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/test)
