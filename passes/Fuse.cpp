@@ -536,7 +536,19 @@ struct Planner {
     return true;
   }
 
-  std::string kindOf(const std::vector<Operation*>& ops) {
+  // The kind of a group: library with a matmul; generic when an op's index
+  // map is not the kernel's index (readsAtKernelIndex: data movement, argmax),
+  // which only the element generator lowers (`why` names the op); else
+  // stitch, input or loop by how reductions are read.
+  std::string kindOf(const std::vector<Operation*>& ops, std::string& why) {
+    for (Operation* o : ops)
+      if (o->kind == OpKind::Matmul) return "library";
+    for (Operation* o : ops)
+      if (classify(*o, freeOps) != Cls::Composite && !readsAtKernelIndex(*o)) {
+        why = "generic: %" + o->result()->name + " (" + std::string(o->name()) + ") reads its operand at a computed index (" +
+              patternName(opPattern(*o)) + "), which only the element generator lowers";
+        return "generic";
+      }
     bool red = false, stitch = false;
     // Values computed (within the kernel) from a reduction's result, with
     // the element count of that reduction's input.
@@ -555,6 +567,30 @@ struct Planner {
       if (c == Cls::Reduction) {
         red = true;
         downstream[o->result()] = numel(o->operands[0]->type);
+      }
+    }
+    if (red && !stitch) {
+      // An input kernel yields reduced values only; one that also yields a
+      // value at the reductions' full size is the stitch lowering's form
+      // when every reduction reduces the last axis of the same rows (it
+      // stores full-size results), else the element generator's.
+      std::set<const Operation*> in(ops.begin(), ops.end());
+      const Operation* r0 = nullptr;
+      bool rowsAlike = true;
+      for (Operation* o : ops)
+        if (classify(*o, freeOps) == Cls::Reduction) {
+          if (!r0) r0 = o;
+          rowsAlike &= lastAxisReduction(*o) && o->operands[0]->type.dims == r0->operands[0]->type.dims;
+        }
+      for (Operation* o : ops) {
+        if (classify(*o, freeOps) == Cls::Reduction || downstream.count(o->result())) continue;
+        bool yielded = returned(o->result());
+        for (Operation* u : uses(o->result())) yielded |= !in.count(u);
+        if (!yielded || !same(numel(o->result()->type), numel(r0->operands[0]->type))) continue;
+        if (rowsAlike) return "stitch";
+        why = "generic: %" + o->result()->name + " is yielded at the full size of reduction %" + r0->result()->name +
+              ", which an input kernel does not store";
+        return "generic";
       }
     }
     return stitch ? "stitch" : red ? "input" : "loop";
@@ -622,11 +658,14 @@ struct Planner {
       fu->kind = OpKind::Fusion;
       fu->loc = ops.back()->loc;
       fu->hasExplicitType = true;
-      fu->setAttr("kind", Attribute::makeString(kindOf(ops)));
-      if (auto it = remarks.find(unitGroup[u]); it != remarks.end() && ctx.opts.fusionRemarks) {
+      std::string kindWhy;
+      fu->setAttr("kind", Attribute::makeString(kindOf(ops, kindWhy)));
+      if (ctx.opts.fusionRemarks) {
         std::vector<Attribute> rs;
-        for (const auto& r : it->second) rs.push_back(Attribute::makeString(r));
-        fu->setAttr("remarks", Attribute::makeList(rs));
+        if (auto it = remarks.find(unitGroup[u]); it != remarks.end())
+          for (const auto& r : it->second) rs.push_back(Attribute::makeString(r));
+        if (!kindWhy.empty()) rs.push_back(Attribute::makeString(kindWhy));
+        if (!rs.empty()) fu->setAttr("remarks", Attribute::makeList(rs));
       }
       std::set<const Value*> inner, taken;
       for (Operation* op : ops) {
