@@ -549,7 +549,7 @@ struct Planner {
               patternName(opPattern(*o)) + "), which only the element generator lowers";
         return "generic";
       }
-    bool red = false, stitch = false;
+    bool red = false, stitch = false, nested = false;
     // Values computed (within the kernel) from a reduction's result, with
     // the element count of that reduction's input.
     std::map<const Value*, DimExpr> downstream;
@@ -566,8 +566,15 @@ struct Planner {
       }
       if (c == Cls::Reduction) {
         red = true;
+        nested |= downstream.count(o->operands[0]) != 0;
         downstream[o->result()] = numel(o->operands[0]->type);
       }
+    }
+    // A reduction of a reduced value that is not re-read at full size: no
+    // input kernel takes it (random batch seed 3, program 86).
+    if (red && !stitch && nested) {
+      why = "generic: a reduction reads another reduction's result, which an input kernel does not take";
+      return "generic";
     }
     if (red && !stitch) {
       // An input kernel yields reduced values only; one that also yields a
