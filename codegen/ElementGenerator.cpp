@@ -1,6 +1,7 @@
 // The element generator: generic kernels of any ops, each element computed through the ops' index maps.
 #include "codegen/ElementGenerator.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <set>
@@ -124,7 +125,29 @@ std::string plan(const Operation& f, GenericPlan& p, bool tiles) {
   p.iface.symbols.assign(symbols.begin(), symbols.end());
   p.iface.units = units;
   p.iface.workPerUnit = work;
+  // The index32 version divides flat indices of every operand, body value and
+  // result (and the units) in 32 bits: each count must fit in int32.
+  std::vector<DimExpr>& counts = p.iface.guards.indexCounts;
+  auto addCount = [&](const Type& t) {
+    DimExpr n = numel(t);
+    if (std::find(counts.begin(), counts.end(), n) == counts.end()) counts.push_back(n);
+  };
+  counts.push_back(units);
+  for (const Value* v : f.operands) addCount(v->type);
+  for (const auto& op : f.body)
+    for (const auto& r : op->results) addCount(r->type);
   return "";
+}
+
+// x / y or x % y of non-negative indices: in 32-bit arithmetic in an index32
+// version (its guard bounds every flat count by INT32_MAX, so both fit in
+// u32), where a division costs a fraction of a 64-bit one; i64 otherwise.
+// Used for the per-row and per-tile splits of a result's flat index (outside
+// the inner loop), not for the ops' maps (see LlvmArith).
+llvm::Value* indexDivRem(llvm::IRBuilderBase& b, bool index32, llvm::Value* x, llvm::Value* y, bool rem) {
+  if (!index32) return rem ? b.CreateURem(x, y) : b.CreateUDiv(x, y);
+  llvm::Value* x32 = b.CreateTrunc(x, b.getInt32Ty()), *y32 = b.CreateTrunc(y, b.getInt32Ty());
+  return b.CreateZExt(rem ? b.CreateURem(x32, y32) : b.CreateUDiv(x32, y32), b.getInt64Ty());
 }
 
 // Index arithmetic of ir/IndexMap.h as LLVM IR (i64; indices are non-negative).
@@ -137,6 +160,8 @@ struct LlvmArith {
   V add(V x, V y) { return b.CreateAdd(x, y); }
   V sub(V x, V y) { return b.CreateSub(x, y); }
   V mul(V x, V y) { return b.CreateMul(x, y); }
+  // The ops' maps divide in i64 in every version: LLVM folds a contiguous
+  // reshape's round trip (x / D * D + x % D) only there.
   V div(V x, V y) { return b.CreateUDiv(x, y); }
   V rem(V x, V y) { return b.CreateURem(x, y); }
   V lt(V x, V y) { return b.CreateICmpSLT(x, y); }
@@ -153,7 +178,8 @@ class Generator {
   using Index = std::vector<llvm::Value*>;
   using Key = std::pair<const Value*, Index>;
 
-  Generator(const GenericPlan& p, llvm::IRBuilderBase& b) : p_(p), b_(b), ctx_(b.getContext()) {}
+  Generator(const GenericPlan& p, llvm::IRBuilderBase& b, bool index32)
+      : p_(p), b_(b), ctx_(b.getContext()), index32_(index32) {}
 
   void emit(llvm::BasicBlock* entry, llvm::Value* inputs, llvm::Value* outputs, llvm::Value* sizes,
             llvm::Value* begin, llvm::Value* end) {
@@ -183,6 +209,9 @@ class Generator {
   }
 
  private:
+  llvm::Value* udiv(llvm::Value* x, llvm::Value* y) { return indexDivRem(b_, index32_, x, y, false); }
+  llvm::Value* urem(llvm::Value* x, llvm::Value* y) { return indexDivRem(b_, index32_, x, y, true); }
+
   // The first `k` dims of `v`'s index from the row-major flat index `flat` of those dims.
   Index prefixIndex(const Value* v, size_t k, llvm::Value* flat) {
     Index idx(k, nullptr);
@@ -192,8 +221,8 @@ class Generator {
         break;
       }
       llvm::Value* n = dims_.at(v)[d];
-      idx[d] = b_.CreateURem(flat, n);
-      flat = b_.CreateUDiv(flat, n);
+      idx[d] = urem(flat, n);
+      flat = udiv(flat, n);
     }
     return idx;
   }
@@ -227,10 +256,10 @@ class Generator {
     }
     llvm::Value* L = dims_.at(res)[r - 1];
     forStep(lo, hi, name, [&](llvm::Value* flat) {
-      llvm::Value* i0 = b_.CreateURem(flat, L);
+      llvm::Value* i0 = urem(flat, L);
       llvm::Value* n = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateSub(L, i0), b_.CreateSub(hi, flat));
       llvm::Value* rowStart = b_.CreateSub(flat, i0);
-      Index outer = prefixIndex(res, r - 1, b_.CreateUDiv(flat, L));
+      Index outer = prefixIndex(res, r - 1, udiv(flat, L));
       forRange(i0, b_.CreateAdd(i0, n), name + ".j", [&](llvm::Value* j) {
         Index idx = outer;
         idx.push_back(j);
@@ -247,14 +276,14 @@ class Generator {
     llvm::Value* R = dims_.at(res)[r - 2];
     llvm::Value* C = dims_.at(res)[r - 1];
     llvm::Value* T = b_.getInt64(kTile);
-    llvm::Value* tr = b_.CreateUDiv(b_.CreateAdd(R, b_.getInt64(kTile - 1)), T);
-    llvm::Value* tc = b_.CreateUDiv(b_.CreateAdd(C, b_.getInt64(kTile - 1)), T);
+    llvm::Value* tr = udiv(b_.CreateAdd(R, b_.getInt64(kTile - 1)), T);
+    llvm::Value* tc = udiv(b_.CreateAdd(C, b_.getInt64(kTile - 1)), T);
     std::string name = "t" + std::to_string(i);
     forRange(lo, hi, name, [&](llvm::Value* u) {
-      llvm::Value* jt = b_.CreateURem(u, tc);
-      llvm::Value* rest = b_.CreateUDiv(u, tc);
-      llvm::Value* it = b_.CreateURem(rest, tr);
-      Index outer = prefixIndex(res, r - 2, b_.CreateUDiv(rest, tr));
+      llvm::Value* jt = urem(u, tc);
+      llvm::Value* rest = udiv(u, tc);
+      llvm::Value* it = urem(rest, tr);
+      Index outer = prefixIndex(res, r - 2, udiv(rest, tr));
       llvm::Value* i0 = b_.CreateMul(it, T);
       llvm::Value* j0 = b_.CreateMul(jt, T);
       llvm::Value* i1 = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateAdd(i0, T), R);
@@ -583,6 +612,7 @@ class Generator {
   std::map<const Value*, std::vector<llvm::Value*>> dims_;
   std::vector<llvm::Value*> in_, out_;
   std::vector<std::map<Key, llvm::Value*>> scopes_{1};
+  bool index32_ = false;
 };
 
 }  // namespace
@@ -595,7 +625,7 @@ std::string describeGenericKernel(const Operation& fusion, KernelInterface& out,
 }
 
 LoweredKernel lowerGenericKernel(const Operation& fusion, CodeModule& m, const std::string& name,
-                                 const KernelVariant&, bool tiles) {
+                                 const KernelVariant& v, bool tiles) {
   LoweredKernel res;
   GenericPlan p;
   res.error = plan(fusion, p, tiles);
@@ -603,7 +633,7 @@ LoweredKernel lowerGenericKernel(const Operation& fusion, CodeModule& m, const s
   llvm::Function* fn = createKernelFunction(m, name, &res.error);
   if (!fn) return res;
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(m.context(), "entry", fn));
-  Generator(p, b).emit(&fn->getEntryBlock(), fn->getArg(0), fn->getArg(1), fn->getArg(2), fn->getArg(3),
+  Generator(p, b, v.index32).emit(&fn->getEntryBlock(), fn->getArg(0), fn->getArg(1), fn->getArg(2), fn->getArg(3),
                        fn->getArg(4));
   b.CreateRetVoid();
   res.fn = fn;

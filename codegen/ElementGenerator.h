@@ -10,8 +10,10 @@
 //
 // A unit is one element of one result: the results are laid end to end, so
 // units = the sum of their element counts, and [begin, end) covers pieces of
-// each (the KernelFn convention of codegen/Kernel.h). The kernel has one
-// version ("generic"): it is the path for what the specialised kernels
+// each (the KernelFn convention of codegen/Kernel.h). The kernel has two
+// versions: "generic" and, when every flat count may fit in int32, "i32"
+// (the row and tile splits of the flat index divide in 32 bits; the ops'
+// maps stay 64-bit). It is the path for what the specialised kernels
 // (loop, stitch, input) do not cover, and the worst case is "not fused",
 // never "not compiled".
 //

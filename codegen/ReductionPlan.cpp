@@ -62,10 +62,10 @@ std::string plan(const Operation& f, bool stitch, Plan& p) {
         return err("%" + v->name + " is used in the kernel body but is not a fusion operand");
     if (op.results.size() != 1) return err("op '" + std::string(op.name()) + "' must have one result");
     const Value* res = op.result();
-    std::set<const Operation*> deps;
+    int dep = -1;
     Frame fr = Frame::Any;
     for (const Value* v : op.operands) {
-      if (auto it = p.deps.find(v); it != p.deps.end()) deps.insert(it->second.begin(), it->second.end());
+      if (auto it = p.depPhase.find(v); it != p.depPhase.end()) dep = std::max(dep, it->second);
       Frame g = p.frame.count(v) ? p.frame[v] : Frame::Any;
       if (g != Frame::Any && fr != Frame::Any && g != fr)
         return err("op '" + std::string(op.name()) + "' (%" + res->name + ") mixes reduced and unreduced dims in a " +
@@ -89,14 +89,13 @@ std::string plan(const Operation& f, bool stitch, Plan& p) {
         return err("reductions of different shapes or axes in one " + std::string(p.kindName) + " kernel (%" +
                    res->name + ") are not supported yet");
       }
-      if (!stitch && !deps.empty())
+      if (!stitch && dep >= 0)
         return err("reduction %" + res->name + " of a reduced value in an input kernel is not supported yet");
-      int ph = 0;
-      for (const Operation* d : deps) ph = std::max(ph, p.phase[d] + 1);
+      int ph = dep + 1;
       p.phase[&op] = ph;
       p.phases = std::max(p.phases, ph + 1);
       p.reductions.push_back(&op);
-      deps = {&op};
+      dep = ph;
       fr = keep ? Frame::Full : Frame::Rows;
     } else if (isElementwise(op)) {
       if (std::string why = checkElementwiseOp(op); !why.empty()) return err(why);
@@ -106,7 +105,7 @@ std::string plan(const Operation& f, bool stitch, Plan& p) {
     }
     p.defOf[res] = &op;
     p.frame[res] = fr;
-    p.deps[res] = deps;
+    p.depPhase[res] = dep;
   }
   if (p.reductions.empty()) return err("%" + nameOf(f) + " has no reduction");
   size_t r = p.space.size();

@@ -35,7 +35,10 @@ struct Plan {
   std::map<const Value*, size_t> inputIndex;
   std::map<const Value*, const Operation*> defOf;  // body values
   std::map<const Value*, Frame> frame;             // body values
-  std::map<const Value*, std::set<const Operation*>> deps;  // reductions a body value depends on
+  // The latest phase of the reductions a body value depends on (-1: none).
+  // A phase, not the set of reductions: the sets grew along a chain of
+  // stitched reductions, which made planning quadratic in the kernel's size.
+  std::map<const Value*, int> depPhase;
   std::vector<const Operation*> reductions;
   std::map<const Operation*, int> phase;
   int phases = 0;

@@ -32,6 +32,15 @@ OpPattern opPattern(const Operation& op) {
   }
 }
 
+bool readsAtKernelIndex(const Operation& op) {
+  switch (opPattern(op)) {
+    case OpPattern::Elementwise: return true;
+    case OpPattern::Broadcast: return op.info().category != OpCategory::BroadcastTo;
+    case OpPattern::Reduction: return op.info().category != OpCategory::ArgMax;
+    default: return false;
+  }
+}
+
 const char* patternName(OpPattern p) {
   switch (p) {
     case OpPattern::Elementwise: return "elementwise";

@@ -45,6 +45,14 @@ OpPattern opPattern(const Operation& op);
 /// "elementwise", "broadcast", ...
 const char* patternName(OpPattern p);
 
+/// True when `op` reads its operands at the kernel's own index (elementwise
+/// or numpy broadcasting of its output index) or is a reduction of its
+/// operand at that index (not argmax): what the loop, input and stitch
+/// lowerings take. An op whose index map moves data (reshape, transpose,
+/// slice, concat, gather, iota, broadcast_to) or an argmax needs the element
+/// generator: a kernel holding one is a generic kernel. Opaque ops: false.
+bool readsAtKernelIndex(const Operation& op);
+
 /// The reduced axes of a reduce_* or argmax op, normalised and sorted; all
 /// axes when a reduction has no `axes` attribute. Empty on a malformed op.
 std::vector<size_t> reducedAxes(const Operation& op);

@@ -126,7 +126,19 @@ struct Planner {
   }
   bool returned(const Value* v) const { return returnedSet.count(v) != 0; }
 
-  bool same(const DimExpr& a, const DimExpr& b) { return solver.equal(a, b).tri == Tri::Proved; }
+  // Equality of two dims: structurally equal expressions (the common case:
+  // a chain over one shape) without the solver, the rest once per pair of
+  // canonical keys. The solver caches too, but only after building a - b.
+  std::map<std::pair<std::string, std::string>, bool> sameMemo;
+  bool same(const DimExpr& a, const DimExpr& b) {
+    if (a == b) return true;
+    auto key = std::make_pair(a.key(), b.key());
+    if (key.second < key.first) std::swap(key.first, key.second);
+    if (auto it = sameMemo.find(key); it != sameMemo.end()) return it->second;
+    bool r = solver.equal(a, b).tri == Tri::Proved;
+    sameMemo.emplace(std::move(key), r);
+    return r;
+  }
 
   // The users of a value, looking through reshapes (views); a reshape with a
   // use outside returns itself so it blocks the merge.
@@ -186,6 +198,18 @@ struct Planner {
     return false;
   }
 
+  // p reads the result of a reduction not yet planned (through views): the
+  // place to cut a chain of stitched reductions, so that the reduction, its
+  // input and p start the next kernel together.
+  bool readsReduction(const Operation* p) {
+    for (const Value* v : p->operands) {
+      const Operation* d = v->def;
+      while (d && d->kind == OpKind::Reshape && !d->operands.empty()) d = d->operands[0]->def;
+      if (d && !group.count(d) && classify(*d, freeOps) == Cls::Reduction) return true;
+    }
+    return false;
+  }
+
   void planLibrary(Operation* mm) {
     int g = nextGroup++;
     group[mm] = g;
@@ -227,6 +251,12 @@ struct Planner {
         if (consumers.size() != 1 || *consumers.begin() < 0 || isOut) break;
         int l = *consumers.begin();
         std::vector<Operation*> ops = members[l];
+        if (members[g].size() + ops.size() > kMaxKernelOps) {
+          if (ctx.opts.fusionRemarks)
+            remarks[l].push_back("not an epilogue of library call %" + mm->result()->name + ": together they would hold " +
+                                 std::to_string(members[g].size() + ops.size()) + " ops, more than one kernel holds");
+          break;
+        }
         bool ok = true;
         for (Operation* op : ops) {
           if (classify(*op, freeOps) != Cls::Elementwise || opPattern(*op) > OpPattern::Broadcast ||
@@ -264,6 +294,11 @@ struct Planner {
     bool hasMovement = false;
     bool hasArgmax = false;  // argmax: no stitch lowering takes it
     std::vector<const Operation*> reductions;  // in the group, in joining order
+    // The first reduction that is not a last-axis reduction of the first
+    // one's rows (kept as reductions join, so a join does not compare the
+    // new reduction with every one in the group).
+    const Operation* otherRows = nullptr;
+    size_t ops = 0;  // ops in the group, for kMaxKernelOps
     // The input dims of the group's first reduction used at full size (a stitch).
     std::vector<DimExpr> stitchRows;
     bool stitch = false;
@@ -346,9 +381,12 @@ struct Planner {
                          : gi.hasArgmax                                       ? "the kernel holds an argmax"
                          : gi.stitch && !sameDims(gi.stitchRows, dims)        ? "its rows differ from the kernel's"
                                                                               : "";
-        for (const Operation* r : gi.reductions)
-          if (no.empty() && (!lastAxisReduction(*r) || !sameDims(r->operands[0]->type.dims, dims)))
-            no = "the kernel holds reduction %" + r->result()->name + " of other rows";
+        if (no.empty() && !gi.reductions.empty()) {
+          const Operation* r0 = gi.reductions.front();
+          const Operation* r = !lastAxisReduction(*r0) || !sameDims(r0->operands[0]->type.dims, dims) ? r0
+                                                                                                     : gi.otherRows;
+          if (r) no = "the kernel holds reduction %" + r->result()->name + " of other rows";
+        }
         if (!no.empty()) {
           why = "reduction %" + p->result()->name + " would be re-read at its input's size (a stitch) but " + no;
           return false;
@@ -419,6 +457,14 @@ struct Planner {
           for (Operation* u : uses(r.get())) viaView |= u->kind == OpKind::Reshape;
         if (library) why = "its user is a library call (no prologue fusion)";
         else if (viaView && info[cand].stitch) why = "it reaches the stitch through a reshape";
+        else if (info[cand].ops >= kMaxKernelOps)
+          why = "the kernel holds " + std::to_string(info[cand].ops) + " ops, the most one kernel holds";
+        else if (info[cand].reductions.size() >= kMaxStitchReductions && readsReduction(p))
+          why = "it reads a reduction and the kernel holds " + std::to_string(info[cand].reductions.size()) +
+                " reductions, the most one kernel holds";
+        else if (classify(*p, freeOps) == Cls::Reduction && info[cand].reductions.size() >= kMaxStitchReductions)
+          why = "the kernel holds " + std::to_string(info[cand].reductions.size()) +
+                " reductions, the most one kernel holds";
         else if (tryJoin(p, cand, why, users)) g = cand;
       } else if (ugroups.size() > 1 || ungrouped) {
         why = "its result is used by " + std::to_string(ugroups.size() + (ungrouped ? 1 : 0)) + " kernels or ops";
@@ -431,10 +477,18 @@ struct Planner {
           for (int ug : ugroups) remarks[ug].push_back("not fused with %" + p->result()->name + ": " + why);
       }
       group[p] = g;
-      if (classify(*p, freeOps) == Cls::Reduction && isRowReduction(*p)) info[g].hasRowReduction = true;
-      if (movesData(*p)) info[g].hasMovement = true;
-      if (p->kind == OpKind::ArgMax) info[g].hasArgmax = true;
-      if (classify(*p, freeOps) == Cls::Reduction) info[g].reductions.push_back(p);
+      GroupInfo& gi = info[g];
+      ++gi.ops;
+      if (classify(*p, freeOps) == Cls::Reduction && isRowReduction(*p)) gi.hasRowReduction = true;
+      if (movesData(*p)) gi.hasMovement = true;
+      if (p->kind == OpKind::ArgMax) gi.hasArgmax = true;
+      if (classify(*p, freeOps) == Cls::Reduction) {
+        if (!gi.reductions.empty() && !gi.otherRows &&
+            (!lastAxisReduction(*p) ||
+             !sameDims(gi.reductions.front()->operands[0]->type.dims, p->operands[0]->type.dims)))
+          gi.otherRows = p;
+        gi.reductions.push_back(p);
+      }
       // Views between this op and its kernel move in with it.
       for (auto& r : p->results)
         for (Operation* u : uses(r.get()))
@@ -446,6 +500,7 @@ struct Planner {
             });
             if (allIn) {
               group[u] = g;
+              ++info[g].ops;
               info[g].hasMovement = true;  // no stitch takes a reshape inside
             }
           }
@@ -481,8 +536,20 @@ struct Planner {
     return true;
   }
 
-  std::string kindOf(const std::vector<Operation*>& ops) {
-    bool red = false, stitch = false;
+  // The kind of a group: library with a matmul; generic when an op's index
+  // map is not the kernel's index (readsAtKernelIndex: data movement, argmax),
+  // which only the element generator lowers (`why` names the op); else
+  // stitch, input or loop by how reductions are read.
+  std::string kindOf(const std::vector<Operation*>& ops, std::string& why) {
+    for (Operation* o : ops)
+      if (o->kind == OpKind::Matmul) return "library";
+    for (Operation* o : ops)
+      if (classify(*o, freeOps) != Cls::Composite && !readsAtKernelIndex(*o)) {
+        why = "generic: %" + o->result()->name + " (" + std::string(o->name()) + ") reads its operand at a computed index (" +
+              patternName(opPattern(*o)) + "), which only the element generator lowers";
+        return "generic";
+      }
+    bool red = false, stitch = false, nested = false;
     // Values computed (within the kernel) from a reduction's result, with
     // the element count of that reduction's input.
     std::map<const Value*, DimExpr> downstream;
@@ -499,7 +566,38 @@ struct Planner {
       }
       if (c == Cls::Reduction) {
         red = true;
+        nested |= downstream.count(o->operands[0]) != 0;
         downstream[o->result()] = numel(o->operands[0]->type);
+      }
+    }
+    // A reduction of a reduced value that is not re-read at full size: no
+    // input kernel takes it (random batch seed 3, program 86).
+    if (red && !stitch && nested) {
+      why = "generic: a reduction reads another reduction's result, which an input kernel does not take";
+      return "generic";
+    }
+    if (red && !stitch) {
+      // An input kernel yields reduced values only; one that also yields a
+      // value at the reductions' full size is the stitch lowering's form
+      // when every reduction reduces the last axis of the same rows (it
+      // stores full-size results), else the element generator's.
+      std::set<const Operation*> in(ops.begin(), ops.end());
+      const Operation* r0 = nullptr;
+      bool rowsAlike = true;
+      for (Operation* o : ops)
+        if (classify(*o, freeOps) == Cls::Reduction) {
+          if (!r0) r0 = o;
+          rowsAlike &= lastAxisReduction(*o) && o->operands[0]->type.dims == r0->operands[0]->type.dims;
+        }
+      for (Operation* o : ops) {
+        if (classify(*o, freeOps) == Cls::Reduction || downstream.count(o->result())) continue;
+        bool yielded = returned(o->result());
+        for (Operation* u : uses(o->result())) yielded |= !in.count(u);
+        if (!yielded || !same(numel(o->result()->type), numel(r0->operands[0]->type))) continue;
+        if (rowsAlike) return "stitch";
+        why = "generic: %" + o->result()->name + " is yielded at the full size of reduction %" + r0->result()->name +
+              ", which an input kernel does not store";
+        return "generic";
       }
     }
     return stitch ? "stitch" : red ? "input" : "loop";
@@ -567,11 +665,14 @@ struct Planner {
       fu->kind = OpKind::Fusion;
       fu->loc = ops.back()->loc;
       fu->hasExplicitType = true;
-      fu->setAttr("kind", Attribute::makeString(kindOf(ops)));
-      if (auto it = remarks.find(unitGroup[u]); it != remarks.end() && ctx.opts.fusionRemarks) {
+      std::string kindWhy;
+      fu->setAttr("kind", Attribute::makeString(kindOf(ops, kindWhy)));
+      if (ctx.opts.fusionRemarks) {
         std::vector<Attribute> rs;
-        for (const auto& r : it->second) rs.push_back(Attribute::makeString(r));
-        fu->setAttr("remarks", Attribute::makeList(rs));
+        if (auto it = remarks.find(unitGroup[u]); it != remarks.end())
+          for (const auto& r : it->second) rs.push_back(Attribute::makeString(r));
+        if (!kindWhy.empty()) rs.push_back(Attribute::makeString(kindWhy));
+        if (!rs.empty()) fu->setAttr("remarks", Attribute::makeList(rs));
       }
       std::set<const Value*> inner, taken;
       for (Operation* op : ops) {

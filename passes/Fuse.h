@@ -1,6 +1,8 @@
 // The fusion planner: decides which ops run together as one kernel.
 #pragma once
 
+#include <cstddef>
+
 #include "ir/IR.h"
 #include "passes/Pipeline.h"
 
@@ -23,7 +25,21 @@ namespace dscc {
 /// kernel that holds every user keeps the kernel graph acyclic. With
 /// --fusion-remarks each kernel records why its producers were not fused in a
 /// `remarks` attribute.
+///
+/// Bounded work: a kernel holds at most kMaxKernelOps ops and at most
+/// kMaxStitchReductions reductions (a longer chain is cut into several
+/// kernels), so planning, the codegen legality check and lowering cost a
+/// bounded amount per kernel and the whole compile is linear in the program
+/// (docs/hardening.md, "Bounded work").
 bool fuse(Module& m, PassContext& ctx);
+
+/// The most ops one kernel holds (reshapes that move in as views included).
+inline constexpr size_t kMaxKernelOps = 256;
+/// The most reductions one stitch or input kernel holds: each reduction of a
+/// stitch is a phase that recomputes the chain before it, so a stitch's code
+/// grows with ops times phases (16 phases of 135 ops took 22 s to compile).
+/// A chain of more is cut before the op that reads the next reduction.
+inline constexpr size_t kMaxStitchReductions = 4;
 
 /// Prints `// kernels of @f: N (...)` and one line per kernel (kind, results).
 void printKernelCount(const Module& m, std::ostream& os);

@@ -2,7 +2,7 @@
 """Random valid programs, compiled and run against the reference interpreter: the main correctness test of codegen.
 
 Usage: /usr/bin/python3 test/numeric/random_programs.py PATH/TO/dscc [--seed S] [--count N] [-j JOBS]
-       [--target cpu|cuda:sm_90] [--check-bounds] [--keep DIR] [-v]
+       [--target cpu|cuda:sm_90 [--emulate PATH/TO/dscc-unittests]] [--check-bounds] [--keep DIR] [-v]
 
 Each program is drawn from a seeded generator (program k of seed S is always
 the same text) over every op of ir/Ops.def a kernel can hold, with symbolic
@@ -15,9 +15,13 @@ indices, iota, broadcast_to, casts, softmax / log_softmax / layer_norm on any
 axis, and matmul with batch broadcasting (also f64 and i32 matmuls, generic
 kernels on the cpu), constant splats of symbolic shape; chains of these.
 
-Planner: `dscc-opt --default-pipeline` (next to dscc) must plan it without a
-stitch that the stitch lowering refuses (such a kernel would run as a generic
-kernel that re-reads its reductions per element).
+Planner: `dscc-opt --default-pipeline --fusion-remarks` (next to dscc) must
+plan it without a kernel that its kind's lowering refuses (the planner names
+a kernel generic itself when an op's index map is not the kernel's index,
+ir/IndexMap.h readsAtKernelIndex; a refused stitch would run as a generic
+kernel that re-reads its reductions per element). The one exception is a
+library kernel without a GEMM routine for its dtype on the target (f64, i32
+on the cpu), which the target-independent planner cannot know.
 
 cpu: every program is compiled once (`dscc compile`); it must compile (any
 refusal fails the test). It then runs at 4 to 6 sizes (every symbol at the low
@@ -33,8 +37,13 @@ buffer's size; an out-of-bounds access aborts the run with the kernel, buffer,
 element and size (docs/hardening.md), which fails the program here.
 
 cuda:sm_90: every program must compile for the GPU (PTX assembled by ptxas
-where the toolkit is present); running needs a GPU, so only compilation is
-checked here.
+where the toolkit is present). With --emulate PATH/TO/dscc-unittests, every
+stitch and input kernel of the program is also lowered in its cooperative GPU
+versions (warp and block per row, with and without vectors, row-in-registers,
+column tiles, split phases) and run in the CPU emulation of the schedules
+(test/unit/GpuScheduleTest.cpp, GpuScheduleBatch.Program: one std::thread per
+GPU thread, shuffles and barriers emulated) at the program's sizes, against
+the interpreter (f32 rel 1e-4 + abs 1e-5).
 
 Prints one line per failing program (with the seed and the file kept under
 --keep) and a summary; exits 1 on any failure.
@@ -504,7 +513,7 @@ def size_sets(g, r):
     return out
 
 
-def run_one(dscc, seed, k, target, keep, verbose, check_bounds=False):
+def run_one(dscc, seed, k, target, keep, verbose, emulate=None, check_bounds=False):
     g = Gen(seed * 1000003 + k)
     text = g.program()
     tag = "seed %d program %d" % (seed, k)
@@ -512,16 +521,16 @@ def run_one(dscc, seed, k, target, keep, verbose, check_bounds=False):
         src = os.path.join(tmp, "p.dsc")
         open(src, "w").write(text)
         so = os.path.join(tmp, "p.so")
-        # The planner test: the stitches the planner forms are the ones the
-        # stitch lowering takes (a refused stitch would run as a generic
-        # kernel re-reading its reductions per element).
+        # The planner test: every kernel the planner forms is taken by its
+        # kind's lowering (see the docstring for the one exception).
         opt = os.path.join(os.path.dirname(dscc), "dscc-opt")
         c = subprocess.run([opt, src, "--default-pipeline", "--fusion-remarks"], capture_output=True, text=True,
                            timeout=300)
-        if c.returncode != 0 or "the stitch lowering refused" in c.stdout:
-            return fail(tag, "planner: " + (c.stderr.strip() or "a stitch the stitch lowering refuses:\n" +
-                                           "\n".join(l for l in c.stdout.splitlines() if "stitch lowering refused" in l)),
-                        text, keep, k)
+        refused = [l for l in c.stdout.splitlines()
+                   if "lowering refused" in l and "no GEMM routine" not in l]
+        if c.returncode != 0 or refused:
+            return fail(tag, "planner: " + (c.stderr.strip() or "a kernel its kind's lowering refuses:\n" +
+                                           "\n".join(refused)), text, keep, k)
         cmd = [dscc, "compile", src, "-o", so]
         if target != "cpu":
             cmd.append("--target=" + target)
@@ -534,7 +543,27 @@ def run_one(dscc, seed, k, target, keep, verbose, check_bounds=False):
             # dscc keeps a PTX-only artifact when ptxas fails: that is a failure here.
             if "ptxas failed" in c.stderr:
                 return fail(tag, "ptxas rejected the PTX:\n" + c.stderr.strip(), text, keep, k)
-            return True, tag, 0
+            if not emulate:
+                return True, tag, 0
+            # The cooperative schedules (warp, block, tile, split) of every
+            # stitch and input kernel, run in the CPU emulation of
+            # test/unit/GpuScheduleTest.cpp at this program's sizes.
+            # Three of the size sets (1, the high ends, around the vector
+            # width): each emulated run starts a block of 256 threads.
+            sizes = size_sets(g, random.Random(seed * 7919 + k))[1:4]
+            env = dict(os.environ, DSCC_EMU_PROGRAM=src,
+                       DSCC_EMU_SIZES=";".join(",".join("%s=%d" % kv for kv in sorted(z.items())) for z in sizes))
+            c = subprocess.run([emulate, "--gtest_filter=GpuScheduleBatch.Program"], capture_output=True, text=True,
+                               timeout=600, env=env)
+            if c.returncode != 0 or "[  PASSED  ] 1 test" not in c.stdout:
+                return fail(tag, "GPU schedule emulation:\n" + c.stdout[-3000:] + c.stderr[-1000:], text, keep, k)
+            runs = 0
+            for line in c.stdout.splitlines():
+                if line.startswith("emulated: "):
+                    runs = int(line.split(",")[1].split()[0])
+            if verbose:
+                print("ok   %s (%d emulated runs)" % (tag, runs), flush=True)
+            return True, tag, runs
         r = random.Random(seed * 7919 + k)
         runs = 0
         for sizes in size_sets(g, r):
@@ -584,6 +613,8 @@ def main():
     ap.add_argument("--check-bounds", action="store_true",
                     help="compile with --check-bounds (every kernel load and store checked; cpu only)")
     ap.add_argument("--keep", default="")
+    ap.add_argument("--emulate", default="", help="cuda targets: dscc-unittests, to run the cooperative schedules "
+                    "of every stitch and input kernel in its CPU emulation (GpuScheduleBatch.Program)")
     ap.add_argument("--print", action="store_true", help="print program K (--first) and exit")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
@@ -599,12 +630,14 @@ def main():
     bad = 0
     runs = 0
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-        for ok, tag, n in ex.map(lambda k: run_one(a.dscc, a.seed, k, a.target, a.keep, a.verbose, a.check_bounds),
-                                         ks):
+        for ok, tag, n in ex.map(lambda k: run_one(a.dscc, a.seed, k, a.target, a.keep, a.verbose, a.emulate or None,
+                                                   a.check_bounds), ks):
             bad += not ok
             runs += n
-    print("random programs (%s%s, seed %d): %d compiled and checked at %d sizes; %d passed, %d failed" %
-          (a.target, ", bounds checks" if a.check_bounds else "", a.seed, len(ks), runs, len(ks) - bad, bad))
+    what = ("%d emulated (version, size) runs of cooperative kernels" % runs if a.emulate and a.target != "cpu"
+            else "checked at %d sizes" % runs)
+    print("random programs (%s%s, seed %d): %d compiled and %s; %d passed, %d failed" %
+          (a.target, ", bounds checks" if a.check_bounds else "", a.seed, len(ks), what, len(ks) - bad, bad))
     return 1 if bad else 0
 
 

@@ -21,9 +21,12 @@
 // + abs 1e-5, f64 1e-10 + 1e-12, f16 1e-2 + 1e-3, integers exact.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <barrier>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -202,17 +205,13 @@ const std::vector<Case> kCases = {
 
 class GpuSchedule_ : public ::testing::TestWithParam<size_t> {};
 
-TEST_P(GpuSchedule_, MatchesInterpreter) {
-  const Case& c = kCases[GetParam()];
-  SCOPED_TRACE(c.name);
-  auto p = fusedProgram(c.text);
-  ASSERT_TRUE(p) << c.text;
+// Lowers `kernel` (a stitch or input kernel of p) in its cooperative
+// versions, runs each emulated at every size and compares with the
+// interpreter's run of the fused program; `ran` counts (version, size) runs.
+void emulateKernel(Program& pr, Operation* kernel, const std::vector<DimBindings>& sizeList, bool hasMax,
+                   int* ran = nullptr) {
+  Program* p = &pr;
   Function& f = *p->fn;
-  // The kernel under test: the one stitch or input kernel.
-  Operation* kernel = nullptr;
-  for (auto& op : f.ops)
-    if (op->kind == OpKind::Fusion && (kindOf(*op) == "stitch" || kindOf(*op) == "input")) kernel = op.get();
-  ASSERT_TRUE(kernel);
   bool stitch = kindOf(*kernel) == "stitch";
   KernelInterface iface;
   ASSERT_EQ(stitch ? describeStitchKernel(*kernel, iface) : describeInputKernel(*kernel, iface), "");
@@ -296,16 +295,20 @@ TEST_P(GpuSchedule_, MatchesInterpreter) {
   for (Value* v : rets) f.resultTypes.push_back(v->type);
 
   std::mt19937_64 rng(77);
-  for (const DimBindings& size : c.sizes) {
+  for (const DimBindings& size : sizeList) {
     std::ostringstream st;
     for (const auto& [k, v] : size) st << k << "=" << v << " ";
     SCOPED_TRACE(st.str());
-    if (c.hasMax && (size.at("N") == 0 || size.at("D") == 0)) continue;
+    if (hasMax && std::any_of(size.begin(), size.end(), [](const auto& kv) { return kv.second == 0; })) continue;
     std::vector<Tensor> inputs;
     for (const auto& a : f.args) {
       std::vector<int64_t> shape;
       for (const DimExpr& d : a->type.dims) shape.push_back(*d.evaluate(size));
       inputs.push_back(randomTensor(a->type.dtype, shape, rng));
+      // i64 operands are gather indices: -1 and 0 are in range of any
+      // non-empty axis.
+      if (a->type.dtype == DType::I64)
+        for (int64_t i = 0; i < inputs.back().numel(); ++i) inputs.back().setI(i, -(i % 2));
     }
     std::vector<Tensor> vals;
     DimBindings env;
@@ -313,7 +316,10 @@ TEST_P(GpuSchedule_, MatchesInterpreter) {
     std::vector<void*> in;
     for (size_t i = 0; i < kernel->operands.size(); ++i) in.push_back(vals[i].bytes.data());
     std::vector<int64_t> sizes;
-    for (const std::string& s : iface.symbols) sizes.push_back(env.at(s));
+    for (const std::string& s : iface.symbols) {
+      ASSERT_TRUE(env.count(s)) << "symbol " << s << " has no value";
+      sizes.push_back(env.at(s));
+    }
     int64_t units = *iface.units.evaluate(env);
     int64_t row = *iface.guards.rowLength.evaluate(env);
     for (const KernelVariant& v : variants) {
@@ -346,10 +352,71 @@ TEST_P(GpuSchedule_, MatchesInterpreter) {
         ASSERT_EQ(compare(outs[i], want), "") << "result " << i;
         for (size_t g = 0; g < 64; ++g) ASSERT_EQ(outs[i][want.bytes.size() + g], 0xA5) << "write past result " << i;
       }
+      if (ran) ++*ran;
     }
   }
 }
 
+TEST_P(GpuSchedule_, MatchesInterpreter) {
+  const Case& c = kCases[GetParam()];
+  SCOPED_TRACE(c.name);
+  auto p = fusedProgram(c.text);
+  ASSERT_TRUE(p) << c.text;
+  // The kernel under test: the one stitch or input kernel.
+  Operation* kernel = nullptr;
+  for (auto& op : p->fn->ops)
+    if (op->kind == OpKind::Fusion && (kindOf(*op) == "stitch" || kindOf(*op) == "input")) kernel = op.get();
+  ASSERT_TRUE(kernel);
+  emulateKernel(*p, kernel, c.sizes, c.hasMax);
+}
+
 INSTANTIATE_TEST_SUITE_P(Programs, GpuSchedule_, ::testing::Range<size_t>(0, kCases.size()));
+
+// One program of the random batch (test/numeric/random_programs.py
+// --target cuda:sm_90 runs this per program): every stitch and input kernel
+// of DSCC_EMU_PROGRAM in its cooperative versions at every size of
+// DSCC_EMU_SIZES ("N=3,M=2;N=1,M=1"). Skipped without them.
+TEST(GpuScheduleBatch, Program) {
+  const char* path = std::getenv("DSCC_EMU_PROGRAM");
+  const char* sizeText = std::getenv("DSCC_EMU_SIZES");
+  if (!path || !sizeText) GTEST_SKIP() << "DSCC_EMU_PROGRAM and DSCC_EMU_SIZES name a program of the random batch";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "cannot read " << path;
+  std::stringstream text;
+  text << in.rdbuf();
+  std::vector<DimBindings> sizes;
+  std::stringstream all(sizeText);
+  for (std::string one; std::getline(all, one, ';');) {
+    DimBindings b;
+    std::stringstream kvs(one);
+    for (std::string kv; std::getline(kvs, kv, ',');)
+      if (size_t eq = kv.find('='); eq != std::string::npos) b[kv.substr(0, eq)] = std::stoll(kv.substr(eq + 1));
+    sizes.push_back(b);
+  }
+  auto p = fusedProgram(text.str());
+  ASSERT_TRUE(p) << "cannot plan " << path;
+  int kernels = 0, ran = 0;
+  // Each kernel is emulated on a fresh parse: emulateKernel rewrites the
+  // function's returns to read the kernel's operands and results.
+  size_t count = 0;
+  for (auto& op : p->fn->ops) count += op->kind == OpKind::Fusion;
+  for (size_t k = 0; k < count; ++k) {
+    auto q = fusedProgram(text.str());
+    ASSERT_TRUE(q);
+    size_t i = 0;
+    for (auto& op : q->fn->ops) {
+      if (op->kind != OpKind::Fusion || i++ != k) continue;
+      if (kindOf(*op) != "stitch" && kindOf(*op) != "input") break;
+      bool hasMax = false;
+      for (const auto& b : op->body)
+        hasMax |= b->kind == OpKind::ReduceMax || b->kind == OpKind::ReduceMin || b->kind == OpKind::ArgMax;
+      SCOPED_TRACE("kernel %" + op->result()->name);
+      ++kernels;
+      emulateKernel(*q, op.get(), sizes, hasMax, &ran);
+      break;
+    }
+  }
+  std::printf("emulated: %d cooperative kernels, %d (version, size) runs\n", kernels, ran);
+}
 
 }  // namespace
