@@ -28,11 +28,12 @@ seed() {
   { find test/onnx -name '*.onnx' 2>/dev/null; find /usr/share/libonnx-testdata/data/node -name model.onnx 2>/dev/null | sort | sed -n 1,100p; } |
     while read -r f; do cp "$f" "$root/fuzz_onnx/$(sha1sum "$f" | cut -c1-16)"; done
   # Corpora kept from fuzz campaigns (test/fuzz/corpus/TARGET, minimized with -merge=1) and the crash regressions are seeds too.
+  # Not every target has such a folder, and a folder may be empty: find copies what there is, and a
+  # copy that fails still fails the script.
   for t in fuzz_parse fuzz_pipeline fuzz_npy fuzz_shapes fuzz_tuning fuzz_onnx fuzz_lower; do
-    [ -d "test/fuzz/corpus/$t" ] && cp test/fuzz/corpus/"$t"/* "$root/$t/" 2>/dev/null || true
-  done
-  for t in fuzz_parse fuzz_pipeline fuzz_npy fuzz_shapes fuzz_tuning fuzz_onnx fuzz_lower; do
-    [ -d "test/fuzz/$t" ] && cp test/fuzz/"$t"/* "$root/$t/" 2>/dev/null || true
+    for d in "test/fuzz/corpus/$t" "test/fuzz/$t"; do
+      if [ -d "$d" ]; then find "$d" -maxdepth 1 -type f -exec cp {} "$root/$t/" \;; fi
+    done
   done
 }
 
