@@ -10,6 +10,7 @@
 #include "codegen/KernelLowering.h"
 #include "codegen/LibraryPlan.h"
 #include "codegen/ReductionLowering.h"
+#include "ir/Sizes.h"
 #include "passes/ShapeSolver.h"
 
 namespace dscc::codegen {
@@ -305,6 +306,31 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
                       const Operation** failed) {
   out.func = &f;
   out.kernels.clear();
+  // A constant is evaluated into the object (file constants are read by
+  // the frontend, which checks them): one over kMaxEmbeddedConstantBytes
+  // (f32[2^63-1, 4], a 40 GB splat) is refused here, at its op, before any
+  // memory is taken for it.
+  for (const auto& top : f.ops) {
+    std::vector<const Operation*> ops{top.get()};
+    for (const auto& b : top->body) ops.push_back(b.get());
+    for (const Operation* op : ops) {
+      if (op->kind != OpKind::Constant || op->results.empty()) continue;
+      if (const Attribute* v = op->attr("value"); v && v->kind == Attribute::Kind::File) continue;
+      const Type& t = op->result()->type;
+      std::vector<int64_t> dims;
+      for (const DimExpr& d : t.dims)
+        if (d.isConst()) dims.push_back(d.constValue());
+      if (dims.size() != t.dims.size()) continue;
+      std::string why = sizeProblem(dims, int64_t(dtypeSize(t.dtype)));
+      if (why.empty() && *checkedNumel(dims) * int64_t(dtypeSize(t.dtype)) > kMaxEmbeddedConstantBytes)
+        why = std::to_string(*checkedNumel(dims) * int64_t(dtypeSize(t.dtype))) +
+              " bytes, over the limit of 2^31 bytes for a constant embedded in the code (use constant file(...))";
+      if (!why.empty()) {
+        if (failed) *failed = op;
+        return "constant %" + op->result()->name + " : " + t.str() + " is too large to embed: " + why;
+      }
+    }
+  }
   size_t index = 0;
   for (const auto& op : f.ops) {
     if (op->kind != OpKind::Fusion) continue;

@@ -143,6 +143,11 @@ struct ModelPlan {
   bool checkBounds = false;
 };
 
+/// Most bytes a literal constant (dense, splat) may have: it is evaluated at
+/// compile time and embedded in the object. Larger data belongs in a
+/// `constant file(...)`, which stays outside LLVM.
+inline constexpr int64_t kMaxEmbeddedConstantBytes = int64_t(1) << 31;
+
 /// Describes every kernel of `f` (after the default pipeline) and decides its
 /// guards with `solver` (which holds f's facts and checks). Returns "" or the
 /// first kernel that cannot be compiled and why; `failed` (optional)
