@@ -23,6 +23,10 @@ set(DSCC_PC_OPENBLAS "-L${_blas_dir} -lopenblas")
 if(DSCC_RUNTIME_USES_DNNL)
   string(APPEND DSCC_PC_OPENBLAS " -ldnnl -lgomp")
 endif()
+# A sanitizer build's static runtime holds instrumented code: its users link the sanitizers' runtimes too.
+if(DSCC_SANITIZE)
+  string(APPEND DSCC_PC_OPENBLAS " -fsanitize=${DSCC_SANITIZE_FLAGS}")
+endif()
 configure_file(cmake/dscc_runtime.pc.in ${CMAKE_BINARY_DIR}/pkgconfig/dscc_runtime.pc @ONLY)
 configure_file(cmake/dscc_runtime_static.pc.in ${CMAKE_BINARY_DIR}/pkgconfig/dscc_runtime_static.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/pkgconfig/dscc_runtime.pc ${CMAKE_BINARY_DIR}/pkgconfig/dscc_runtime_static.pc

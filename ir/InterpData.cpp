@@ -284,6 +284,10 @@ bool runGather(OpCtx& c, std::vector<Tensor>& out) {
   Tensor r = Tensor::zeros(a.dtype, shape);
   size_t chunk = static_cast<size_t>(inner) * dtypeSize(a.dtype);
   uint8_t* dst = r.bytes.data();
+  if (chunk == 0) {  // nothing to copy, and the tensors may have no data pointer (memcpy of NULL is UB)
+    out.push_back(std::move(r));
+    return true;
+  }
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < m; ++j) {
       std::memcpy(dst, a.bytes.data() + static_cast<size_t>(o * D + where[static_cast<size_t>(j)]) * chunk, chunk);

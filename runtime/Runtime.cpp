@@ -38,7 +38,18 @@ struct LastError {
 };
 thread_local LastError tlsLastError;
 
-bool validDType(dscc_dtype t) { return t >= DSCC_F32 && t <= DSCC_I1; }
+/// The dtype a caller stored, as an int: a C caller may store any int in
+/// the enum, and loading a value outside the enum's range as a dscc_dtype
+/// is undefined in C++ (UBSan's -fsanitize=enum found it), so it is read as
+/// bytes and only used as a dscc_dtype once validDType accepts it.
+int rawDType(const dscc_dtype& t) {
+  int v = 0;
+  static_assert(sizeof(dscc_dtype) == sizeof(int), "dscc_dtype is an int-sized enum");
+  std::memcpy(&v, &t, sizeof v);
+  return v;
+}
+
+bool validDType(int t) { return t >= DSCC_F32 && t <= DSCC_I1; }
 
 /// `f32[2, 64, 768]`, the IR's spelling, for messages.
 std::string describe(dscc_dtype dtype, int32_t rank, const int64_t* dims) {
@@ -264,9 +275,9 @@ dscc_status dscc_tensor_alloc(dscc_context* ctx, dscc_tensor* tensor) {
     if (!tensor) return fail(ctx, DSCC_INVALID_ARGUMENT, "dscc_tensor_alloc: tensor is NULL");
     if (tensor->data)
       return fail(ctx, DSCC_INVALID_ARGUMENT, "dscc_tensor_alloc: tensor->data is already set; it must be NULL");
-    if (!validDType(tensor->dtype))
+    if (!validDType(rawDType(tensor->dtype)))
       return fail(ctx, DSCC_INVALID_ARGUMENT,
-                  "dscc_tensor_alloc: dtype " + std::to_string(static_cast<int>(tensor->dtype)) + " is not a dtype");
+                  "dscc_tensor_alloc: dtype " + std::to_string(rawDType(tensor->dtype)) + " is not a dtype");
     const int64_t n = dscc_tensor_numel(tensor);
     if (n < 0)
       return fail(ctx, DSCC_INVALID_ARGUMENT,
@@ -295,9 +306,9 @@ dscc_status dscc_check_input_named(dscc_context* ctx, const dscc_tensor* tensor,
     const std::string name =
         "input " + std::to_string(index) + (arg_name && *arg_name ? std::string(" (") + arg_name + ")" : "");
     if (!tensor) return fail(ctx, DSCC_INVALID_ARGUMENT, name + " is NULL");
-    if (!validDType(tensor->dtype))
+    if (!validDType(rawDType(tensor->dtype)))
       return fail(ctx, DSCC_INVALID_ARGUMENT, name + " has dtype value " +
-                                                  std::to_string(static_cast<int>(tensor->dtype)) +
+                                                  std::to_string(rawDType(tensor->dtype)) +
                                                   ", which is not a dtype; expected " + dscc_dtype_name(dtype));
     if (tensor->dtype != dtype)
       return fail(ctx, DSCC_SHAPE_MISMATCH,

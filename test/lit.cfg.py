@@ -13,7 +13,13 @@ config.environment["PATH"] = path + os.pathsep + os.environ.get("PATH", "")
 config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%srcroot", config.dscc_src_root))
 config.substitutions.append(("%workloads", os.path.join(config.dscc_src_root, "bench", "workloads")))
-config.substitutions.append(("%cuda_record", config.cuda_record))
+# %preload_cuda_record CMD runs CMD with the CUDA stand-in preloaded. A sanitizer
+# build preloads ASan's runtime before it, and checks no leaks there: the
+# preload reaches the system linker and compiler dscc runs, which leak.
+asan = getattr(config, "asan_runtime", "")
+config.substitutions.append(("%preload_cuda_record",
+                             "env LD_PRELOAD=" + asan + ":" + config.cuda_record + " ASAN_OPTIONS=detect_leaks=0"
+                             if asan else "env LD_PRELOAD=" + config.cuda_record))
 
 # The shared yardstick sits beside the project in the development and CI
 # checkouts, never on a user's machine.

@@ -281,7 +281,12 @@ double timeShare(const ViewModel& v, const std::string& symbol) {
 }
 
 std::string layoutSvg(const ViewModel& v, bool collapsed, std::string& err) {
-  GVC_t* gvc = gvContext();
+  // One Graphviz context for the whole process, never freed: Graphviz 2.42's
+  // pango plugin keeps a pointer to the last font name it measured, which
+  // lives in the context's font table, so a second context made after
+  // gvFreeContext compared against freed memory (ASan, `dscc view`, which
+  // lays out the collapsed and the full graph).
+  static GVC_t* gvc = gvContext();
   if (!gvc) {
     err = "cannot start Graphviz (gvContext failed)";
     return "";
@@ -301,7 +306,6 @@ std::string layoutSvg(const ViewModel& v, bool collapsed, std::string& err) {
       gvFreeLayout(gvc, b.graph());
     }
   }
-  gvFreeContext(gvc);
   return svg;
 }
 

@@ -56,6 +56,12 @@ SIZES = {
 REJECT = {"layer_norm": {"N": 1, "D": 16385}, "softmax": {"B": 65, "S": 1}, "bert_layer": {"B": 1, "S": 513}}
 
 
+def preload_env(shim):
+    """The environment with the CUDA stand-in preloaded after whatever is preloaded already (a sanitizer build's
+    ASan runtime must stay first)."""
+    return dict(os.environ, LD_PRELOAD=" ".join(p for p in (os.environ.get("LD_PRELOAD", ""), shim) if p))
+
+
 def run(cmd, env=None):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     return p.returncode, p.stdout, p.stderr
@@ -102,7 +108,7 @@ def check_size(dscc, shim, src, so, env, verbose):
         m = re.match(r"\s+runs: (\S+)", line)
         if m:
             kernels.append((m.group(1), units, row))
-    renv = dict(os.environ, LD_PRELOAD=shim)
+    renv = preload_env(shim)
     rc, out, err = run([dscc, "run", so, "--random", "--seed", "3"] + dims(env), env=renv)
     if rc != 0:
         return f"run failed (rc={rc}): {err.strip()[-300:]}"
@@ -165,7 +171,7 @@ def main():
                     failures.append(f"{w} {env}: {e}")
             if base in REJECT and not w.endswith("_f16"):
                 total += 1
-                renv = dict(os.environ, LD_PRELOAD=shim)
+                renv = preload_env(shim)
                 rc, out, err = run([dscc, "run", so, "--random"] + dims(REJECT[base]), env=renv)
                 if rc != 1 or "FACT_VIOLATED" not in err or "dscc-cuda-record: launch" in err:
                     failures.append(f"{w} {REJECT[base]}: not refused before any launch (rc={rc}): {err.strip()[-300:]}")
