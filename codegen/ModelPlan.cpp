@@ -321,9 +321,10 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
       for (const DimExpr& d : t.dims)
         if (d.isConst()) dims.push_back(d.constValue());
       if (dims.size() != t.dims.size()) continue;
-      std::string why = sizeProblem(dims, int64_t(dtypeSize(t.dtype)));
-      if (why.empty() && *checkedNumel(dims) * int64_t(dtypeSize(t.dtype)) > kMaxEmbeddedConstantBytes)
-        why = std::to_string(*checkedNumel(dims) * int64_t(dtypeSize(t.dtype))) +
+      const int64_t elem = int64_t(dtypeSize(t.dtype));
+      std::string why = sizeProblem(dims, elem);  // "" means the count is at most 2^40: bytes fit int64
+      if (int64_t bytes = why.empty() ? *checkedNumel(dims) * elem : 0; bytes > kMaxEmbeddedConstantBytes)
+        why = std::to_string(bytes) +
               " bytes, over the limit of 2^31 bytes for a constant embedded in the code (use constant file(...))";
       if (!why.empty()) {
         if (failed) *failed = op;
