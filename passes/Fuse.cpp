@@ -108,7 +108,12 @@ struct Planner {
   std::map<const Value*, std::vector<Operation*>> useMap;
   std::set<const Value*> returnedSet;
 
-  Planner(Function& fn, PassContext& c) : f(fn), ctx(c), solver(c.opts.solverTimeoutMs) {}
+  // Reductions whose stitch the code generator refused in an earlier round
+  // of planning, with its reason: they do not join a kernel as a stitch.
+  const std::map<const Operation*, std::string>& noStitch;
+
+  Planner(Function& fn, PassContext& c, const std::map<const Operation*, std::string>& ns)
+      : f(fn), ctx(c), solver(c.opts.solverTimeoutMs), noStitch(ns) {}
 
   void buildUses() {
     useMap.clear();
@@ -376,7 +381,9 @@ struct Planner {
         // Its result is used in the group at the full size (or the group is
         // a stitch already): it must be a stitch the stitch lowering takes.
         const std::vector<DimExpr>& dims = p->operands[0]->type.dims;
-        std::string no = !lastAxisReduction(*p)                               ? "it does not reduce the last axis alone"
+        auto refused = noStitch.find(p);
+        std::string no = refused != noStitch.end()                            ? "the code generator refused that stitch (" + refused->second + ")"
+                         : !lastAxisReduction(*p)                             ? "it does not reduce the last axis alone"
                          : gi.hasMovement                                     ? "the kernel moves data"
                          : gi.hasArgmax                                       ? "the kernel holds an argmax"
                          : gi.stitch && !sameDims(gi.stitchRows, dims)        ? "its rows differ from the kernel's"
@@ -512,8 +519,31 @@ struct Planner {
   // Asks the code generator about every kernel; one its kind's lowering
   // refuses becomes "generic". False (with an error at the kernel) when even
   // the element generator refuses it: a planner bug, never a user's.
-  bool legalize() {
+  //
+  // With `replan`, a refused stitch is not demoted: its last reduction (in
+  // program order) not yet in `noStitch` goes there with the reason, and
+  // legalize returns without changing anything, so that the caller plans
+  // again without that stitch (a generic kernel would re-read the stitch's
+  // reductions per element of their input: quadratic work).
+  bool legalize(std::map<const Operation*, std::string>* replan, bool& again) {
+    again = false;
     if (!ctx.opts.kernelCheck) return true;
+    if (replan) {
+      for (auto& op : f.ops) {
+        if (op->kind != OpKind::Fusion) continue;
+        const Attribute* k = op->attr("kind");
+        if (!k || k->s != "stitch") continue;
+        std::string why = ctx.opts.kernelCheck(*op);
+        if (why.empty()) continue;
+        for (auto it = op->body.rbegin(); it != op->body.rend(); ++it)
+          if (classify(**it, freeOps) == Cls::Reduction && !replan->count(it->get())) {
+            replan->emplace(it->get(), why.rfind("codegen: ", 0) == 0 ? why.substr(9) : why);
+            again = true;
+            break;
+          }
+      }
+      if (again) return true;
+    }
     for (auto& op : f.ops) {
       if (op->kind != OpKind::Fusion) continue;
       const Attribute* k = op->attr("kind");
@@ -715,6 +745,38 @@ struct Planner {
   }
 };
 
+// Undoes Planner::rewrite: every fusion's body back at the top level, uses of
+// its results reading the yielded values again, in the program order `pos`.
+void unfuse(Function& f, const std::map<const Operation*, size_t>& pos) {
+  std::map<const Value*, Value*> yielded;
+  std::vector<std::unique_ptr<Operation>> flat;
+  std::vector<std::unique_ptr<Operation>> fusions;  // kept alive until every use is redirected
+  for (auto& op : f.ops) {
+    if (op->kind != OpKind::Fusion) {
+      flat.push_back(std::move(op));
+      continue;
+    }
+    for (size_t i = 0; i < op->yields.size(); ++i) yielded[op->results[i].get()] = op->yields[i];
+    for (auto& b : op->body) flat.push_back(std::move(b));
+    fusions.push_back(std::move(op));
+  }
+  for (auto& op : flat)
+    for (auto& v : op->operands)
+      if (auto it = yielded.find(v); it != yielded.end()) v = it->second;
+  for (auto& v : f.returns)
+    if (auto it = yielded.find(v); it != yielded.end()) v = it->second;
+  std::stable_sort(flat.begin(), flat.end(), [&](const auto& a, const auto& b) {
+    return pos.at(a.get()) < pos.at(b.get());
+  });
+  f.ops = std::move(flat);
+}
+
+// Rounds of planning: a stitch the code generator refuses is planned again
+// without that reduction's stitch, at most this many times per function
+// (each round takes one more reduction out of a refused stitch); what is
+// still refused after them runs as a generic kernel.
+constexpr int kMaxPlanRounds = 6;
+
 }  // namespace
 
 bool fuse(Module& m, PassContext& ctx) {
@@ -722,12 +784,20 @@ bool fuse(Module& m, PassContext& ctx) {
     bool already = false;
     for (auto& op : f->ops) already |= op->kind == OpKind::Fusion;
     if (already) continue;  // planned once; a second run keeps the plan
-    Planner p(*f, ctx);
-    ctx.startupMs += p.solver.stats().startupMs;
-    p.plan();
-    p.finish();
-    p.rewrite();
-    if (!p.legalize()) return false;
+    std::map<const Operation*, size_t> pos;
+    for (auto& op : f->ops) pos.emplace(op.get(), pos.size());
+    std::map<const Operation*, std::string> noStitch;
+    for (int round = 1;; ++round) {
+      Planner p(*f, ctx, noStitch);
+      ctx.startupMs += p.solver.stats().startupMs;
+      p.plan();
+      p.finish();
+      p.rewrite();
+      bool again = false;
+      if (!p.legalize(round < kMaxPlanRounds ? &noStitch : nullptr, again)) return false;
+      if (!again) break;
+      unfuse(*f, pos);
+    }
   }
   return true;
 }

@@ -26,6 +26,12 @@ namespace dscc {
 /// --fusion-remarks each kernel records why its producers were not fused in a
 /// `remarks` attribute.
 ///
+/// Every kernel is checked by PipelineOptions::kernelCheck (the code
+/// generator's legality check). A stitch it refuses is planned again without
+/// that stitch (one more reduction per round, at most kMaxPlanRounds rounds);
+/// any other refused kernel, and a stitch still refused after the last
+/// round, becomes generic.
+///
 /// Bounded work: a kernel holds at most kMaxKernelOps ops and at most
 /// kMaxStitchReductions reductions (a longer chain is cut into several
 /// kernels), so planning, the codegen legality check and lowering cost a

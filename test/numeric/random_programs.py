@@ -7,7 +7,10 @@ Usage: /usr/bin/python3 test/numeric/random_programs.py PATH/TO/dscc [--seed S] 
 Each program is drawn from a seeded generator (program k of seed S is always
 the same text) over every op of ir/Ops.def a kernel can hold, with symbolic
 dims and `where` facts: unary and binary elementwise ops, broadcasting against
-size-1 and rank-lower operands, select with masks, reductions (sum, max, min,
+size-1 and rank-lower operands, computed values broadcast back against larger
+ones (hand-written norms: a reduction over any axes, with or without keepdims,
+combined with its own input; with one symbol on two axes, [N, N], a row
+count read as a column), select with masks, reductions (sum, max, min,
 mean, prod) over random axis sets with and without keepdims, argmax, transpose,
 reshape that merges, splits, inserts and drops dims, slice with negative
 bounds and steps (constant and symbolic dims), concat, gather with negative
@@ -159,7 +162,8 @@ class Gen:
         x, dims = self.pick()
         choices = ["unary", "binary", "binary", "reduce", "transpose", "reshape", "slice", "concat",
                    "gather", "iota", "select", "softmax", "layer_norm", "matmul", "argmax", "broadcast",
-                   "cast", "exp", "positive", "divide", "integer", "logic", "gelu", "splat"]
+                   "cast", "exp", "positive", "divide", "integer", "logic", "gelu", "splat", "combine", "normalize",
+                   "normalize"]
         kind = self.r.choice(choices)
         getattr(self, "op_" + kind)(x, dims)
 
@@ -167,6 +171,53 @@ class Gen:
         # A constant of the value's (symbolic) shape.
         c = self.emit("constant splat<%.3f> : f32[%s]" % (self.r.uniform(-2, 2), ", ".join(dims)), dims, pool=False)
         self.emit("add %%%s, %%%s" % (x, c), dims)
+
+    @staticmethod
+    def broadcasts(small, big):
+        """True when a value of dims `small` broadcasts to `big` by name (right-aligned, equal or 1)."""
+        if len(small) > len(big):
+            return False
+        lead = len(big) - len(small)
+        return all(d == "1" or d == big[lead + i] for i, d in enumerate(small))
+
+    def op_combine(self, x, dims):
+        # A computed value broadcast against a larger one: a reduced value
+        # read back at rows, columns or any other projection of the kernel's
+        # index (with dims of one symbol, [N, N], a row count read as a
+        # column: what element counts alone cannot tell apart).
+        cands = [v for v in self.pool if v[1] != dims and self.broadcasts(v[1], dims)]
+        computed = [v for v in cands if not v[0].startswith("a")]
+        if not cands:
+            return self.op_binary(x, dims)
+        y, _ = self.r.choice(computed if computed and self.r.random() < 0.8 else cands)
+        a, b = (x, y) if self.r.random() < 0.7 else (y, x)
+        self.emit("%s %%%s, %%%s" % (self.r.choice(BINARY), a, b), dims)
+
+    def op_normalize(self, x, dims):
+        # x combined with a function of its own reduction (a hand-written
+        # softmax, norm or centring), over any axes, with or without keepdims;
+        # without keepdims the reduced value broadcasts where the names allow
+        # (trailing axes kept, or a square [N, N] read across).
+        if not dims:
+            return self.op_unary(x, dims)
+        axes = self.axes_subset(len(dims))
+        keep = self.r.random() < 0.5
+        kind = self.r.choice(["reduce_sum", "reduce_max", "reduce_mean"])
+        if kind == "reduce_max" and not all(self.positive(dims[a]) for a in axes):
+            kind = "reduce_sum"
+        out = [("1" if i in axes else d) for i, d in enumerate(dims)] if keep else \
+              [d for i, d in enumerate(dims) if i not in axes]
+        r = self.emit("%s %%%s {axes = [%s]%s}" % (kind, x, ", ".join(map(str, axes)),
+                                                   ", keepdims = true" if keep else ""), out, pool=False)
+        if self.r.random() < 0.5:
+            r = self.emit("%s %%%s" % (self.r.choice(["tanh", "neg", "sigmoid"]), r), out, pool=False)
+        if not self.broadcasts(out, dims):
+            self.pool.append((r, out))
+            return
+        y = self.emit("%s %%%s, %%%s" % (self.r.choice(["sub", "add", "mul"]), x, r), dims)
+        if self.r.random() < 0.4:
+            # A second reduction of the combined value (two-pass norms).
+            self.op_normalize(y, dims)
 
     def op_unary(self, x, dims):
         self.emit("%s %%%s" % (self.r.choice(UNARY), x), dims)
