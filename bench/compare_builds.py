@@ -2,7 +2,7 @@
 """Before/after benchmark of two dscc builds on the shared workloads: a table of medians and ratios from one run.
 
 Usage: /usr/bin/python3 bench/compare_builds.py --before OLD/tools/dscc --after NEW/tools/dscc
-       [--threads 2] [--calls 30] [--rounds 3] [--out bench/results/FILE.md]
+       [--threads 2] [--calls 30] [--rounds 3] [--programs] [--out bench/results/FILE.md]
 
 Each workload is compiled by both builds (`dscc compile -O3`); both artifacts
 are checked against the interpreter at a small size (`dscc run --check`) and
@@ -13,7 +13,10 @@ from the workloads' shape distributions: a serving size and a large one),
 ROUNDS times each, and the table gives the median of the rounds' medians and
 after/before (< 1: the new build is faster). Each build runs on its own runtime
 (BUILD/runtime, put first on LD_LIBRARY_PATH for its processes), so runtime
-changes are in the comparison too. It prints the table (markdown)
+changes are in the comparison too. --programs adds the programs of
+bench/programs/ (kernel forms the workloads do not have: gathers, slices,
+transposes, refused stitches), each at the points of its `// points:` line.
+It prints the table (markdown)
 and writes it to --out when given.
 """
 
@@ -27,6 +30,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 W = os.path.join(ROOT, "bench", "workloads")
+P = os.path.join(ROOT, "bench", "programs")
 
 POINTS = {
     "bert_layer": [{"B": 1, "S": 32}, {"B": 4, "S": 128}],
@@ -37,6 +41,15 @@ POINTS = {
     "elementwise_chain": [{"N": 64, "D": 768}, {"N": 16384, "D": 1024}],
     "col_reduce": [{"N": 512, "D": 768}, {"N": 16384, "D": 1024}],
 }
+
+
+def program_points(path):
+    """The points of a bench/programs file: its `// points: A=1,B=2; A=3,B=4` line."""
+    for line in open(path):
+        if line.startswith("// points:"):
+            return [{k: int(v) for k, v in (kv.split("=") for kv in p.strip().split(","))}
+                    for p in line.split(":", 1)[1].split(";")]
+    raise SystemExit("%s: no '// points:' line" % path)
 
 
 def symbols(path):
@@ -78,12 +91,17 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--calls", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--programs", action="store_true", help="also the programs of bench/programs/")
     ap.add_argument("--out")
     a = ap.parse_args()
     rows = []
+    todo = [(name, os.path.join(W, name + ".dsc"), points) for name, points in POINTS.items()]
+    if a.programs:
+        for fn in sorted(os.listdir(P)):
+            if fn.endswith(".dsc"):
+                todo.append((fn[:-4], os.path.join(P, fn), program_points(os.path.join(P, fn))))
     with tempfile.TemporaryDirectory() as tmp:
-        for name, points in POINTS.items():
-            src = os.path.join(W, name + ".dsc")
+        for name, src, points in todo:
             sos = {}
             for tag, dscc in (("before", a.before), ("after", a.after)):
                 so = os.path.join(tmp, "%s.%s.so" % (name, tag))

@@ -377,7 +377,10 @@ class Generator {
     size_t k = p_.inputIndex.at(v);
     llvm::Value* off = linearize(*arith_, v, idx);
     llvm::Type* et = storageType(ctx_, v->type.dtype);
-    return loadElement(b_, v->type.dtype, b_.CreateInBoundsGEP(et, in_[k], off));
+    // Inputs are only read, and no output shares their buffers: a load
+    // whose index does not depend on the inner loop (a gather's index, a
+    // broadcast operand) is hoisted out of it, and the row vectorises.
+    return loadElement(b_, v->type.dtype, b_.CreateInBoundsGEP(et, in_[k], off), 0, /*invariant=*/true);
   }
 
   llvm::Value* compute(const Value* v, const Index& oi) {

@@ -335,9 +335,11 @@ llvm::Value* roundToDType(llvm::IRBuilderBase& b, DType t, llvm::Value* v) {
   return toRegister(b, t, toStorage(b, t, v));
 }
 
-llvm::Value* loadElement(llvm::IRBuilderBase& b, DType t, llvm::Value* ptr, uint64_t align) {
+llvm::Value* loadElement(llvm::IRBuilderBase& b, DType t, llvm::Value* ptr, uint64_t align, bool invariant) {
   llvm::Type* st = storageType(b.getContext(), t);
-  return toRegister(b, t, b.CreateAlignedLoad(st, ptr, llvm::Align(align ? align : dtypeSize(t))));
+  llvm::LoadInst* l = b.CreateAlignedLoad(st, ptr, llvm::Align(align ? align : dtypeSize(t)));
+  if (invariant) l->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(b.getContext(), {}));
+  return toRegister(b, t, l);
 }
 
 void storeElement(llvm::IRBuilderBase& b, DType t, llvm::Value* v, llvm::Value* ptr, uint64_t align) {

@@ -44,7 +44,11 @@ llvm::Value* roundToDType(llvm::IRBuilderBase& b, DType dt, llvm::Value* v);
 
 /// Loads the element at `ptr` and converts it to its register form.
 /// `align`: the pointer's known alignment in bytes (0: the element size).
-llvm::Value* loadElement(llvm::IRBuilderBase& b, DType dt, llvm::Value* ptr, uint64_t align = 0);
+/// `invariant`: the memory does not change while the kernel runs (a kernel's
+/// inputs never share a buffer with its outputs, BufferPlan.cpp), so LLVM
+/// may hoist the load out of loops that store (`!invariant.load`).
+llvm::Value* loadElement(llvm::IRBuilderBase& b, DType dt, llvm::Value* ptr, uint64_t align = 0,
+                         bool invariant = false);
 
 /// Converts `v` from its register form and stores it at `ptr` (`align` as for loadElement).
 void storeElement(llvm::IRBuilderBase& b, DType dt, llvm::Value* v, llvm::Value* ptr, uint64_t align = 0);
