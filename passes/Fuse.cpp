@@ -528,13 +528,17 @@ struct Planner {
   bool legalize(std::map<const Operation*, std::string>* replan, bool& again) {
     again = false;
     if (!ctx.opts.kernelCheck) return true;
+    // Each kernel asked once: what its kind's lowering says of it.
+    std::vector<std::pair<Operation*, std::string>> refused;
+    for (auto& op : f.ops) {
+      if (op->kind != OpKind::Fusion) continue;
+      const Attribute* k = op->attr("kind");
+      if (!k || k->s == "generic") continue;
+      if (std::string why = ctx.opts.kernelCheck(*op); !why.empty()) refused.emplace_back(op.get(), why);
+    }
     if (replan) {
-      for (auto& op : f.ops) {
-        if (op->kind != OpKind::Fusion) continue;
-        const Attribute* k = op->attr("kind");
-        if (!k || k->s != "stitch") continue;
-        std::string why = ctx.opts.kernelCheck(*op);
-        if (why.empty()) continue;
+      for (const auto& [op, why] : refused) {
+        if (op->attr("kind")->s != "stitch") continue;
         for (auto it = op->body.rbegin(); it != op->body.rend(); ++it)
           if (classify(**it, freeOps) == Cls::Reduction && !replan->count(it->get())) {
             replan->emplace(it->get(), why.rfind("codegen: ", 0) == 0 ? why.substr(9) : why);
@@ -544,13 +548,8 @@ struct Planner {
       }
       if (again) return true;
     }
-    for (auto& op : f.ops) {
-      if (op->kind != OpKind::Fusion) continue;
-      const Attribute* k = op->attr("kind");
-      if (!k || k->s == "generic") continue;
-      std::string was = k->s;
-      std::string why = ctx.opts.kernelCheck(*op);
-      if (why.empty()) continue;
+    for (const auto& [op, why] : refused) {
+      std::string was = op->attr("kind")->s;
       op->setAttr("kind", Attribute::makeString("generic"));
       if (std::string e = ctx.opts.kernelCheck(*op); !e.empty()) {
         ctx.diags.error(op->loc, "internal error: the fusion planner formed a kernel no lowering takes: " + e);
