@@ -34,6 +34,7 @@
 #include <tuple>
 
 #include "codegen/Jit.h"
+#include "codegen/ModelPlan.h"
 #include "codegen/ReductionLowering.h"
 #include "ir/Interpreter.h"
 #include "ir/Parser.h"
@@ -84,6 +85,9 @@ std::unique_ptr<Program> fusedProgram(const std::string& text) {
   p->fn = p->mod->entry();
   std::ostringstream out;
   PipelineOptions opts;
+  // As `dscc compile --target=cuda:...` plans: the planner asks the GPU
+  // lowering, so a stitch it refuses is planned again (passes/Fuse.cpp).
+  opts.kernelCheck = [](const Operation& fusion) { return kernelLegality(fusion, true); };
   if (!runPasses(*p->mod, defaultPipeline(), p->diags, opts, out)) return nullptr;
   return p;
 }
