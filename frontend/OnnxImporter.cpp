@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "frontend/OnnxInternal.h"
@@ -18,6 +19,7 @@
 #include "ir/Npy.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
+#include "ir/Sizes.h"
 #include "ir/Verifier.h"
 
 namespace dscc::frontend {
@@ -78,16 +80,34 @@ std::shared_ptr<Tensor> tensorOf(const onnx::TensorProto& t) {
   std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
   for (int64_t d : shape)
     if (d < 0) throw ImportError("tensor '" + t.name() + "' has a negative dim");
-  auto r = std::make_shared<Tensor>(Tensor::zeros(dt, shape));
-  int64_t n = r->numel();
-  size_t bytes = r->bytes.size();
+  std::optional<int64_t> count = checkedNumel(shape);
+  if (!count) throw ImportError("tensor '" + t.name() + "' has more elements than fit in 64 bits");
+  int64_t n = *count;
   auto bad = [&](size_t have) {
     throw ImportError("tensor '" + t.name() + "' has " + std::to_string(have) + " values for " + std::to_string(n) +
                       " elements");
   };
+  // The values the file holds are counted before anything is allocated, so
+  // dims that promise far more data than the file has are an error, not an
+  // allocation of their size (a 93-byte file claiming 2^33 floats took 32 GB).
+  int64_t given = 0;
+  switch (t.data_type()) {
+    case onnx::TensorProto::FLOAT: given = t.float_data_size(); break;
+    case onnx::TensorProto::DOUBLE: given = t.double_data_size(); break;
+    case onnx::TensorProto::INT64: given = t.int64_data_size(); break;
+    default: given = t.int32_data_size();
+  }
+  if (t.has_raw_data()) given = int64_t(t.raw_data().size() / std::max<size_t>(dtypeSize(dt), 1));
+  if (given != n || (t.has_raw_data() && t.raw_data().size() != size_t(n) * dtypeSize(dt))) bad(size_t(given));
+  std::shared_ptr<Tensor> r;
+  try {
+    r = std::make_shared<Tensor>(Tensor::zeros(dt, shape));
+  } catch (const TensorSizeError& e) {
+    throw ImportError("tensor '" + t.name() + "': " + e.what());
+  }
+  size_t bytes = r->bytes.size();
   if (t.has_raw_data()) {
     const std::string& raw = t.raw_data();
-    if (raw.size() != bytes) bad(raw.size() / std::max<size_t>(dtypeSize(dt), 1));
     if (bytes) std::memcpy(r->bytes.data(), raw.data(), bytes);
     if (dt == DType::I1)
       for (int64_t k = 0; k < n; ++k) r->bytes[k] = r->bytes[k] != 0;
@@ -125,6 +145,34 @@ DimExpr product(const std::vector<DimExpr>& dims, size_t from, size_t to) {
   return p;
 }
 
+namespace {
+// Why a type computed from the model's shape data cannot be written as a
+// program ("" when it can): a negative constant dim (ConstantOfShape of -3),
+// a division by zero inside a dim (Reshape's -1 beside a 0 entry), or more
+// dims than the language allows. The printed program would not parse again.
+std::string badDims(const Type& t) {
+  if (t.rank() > size_t(kMaxRank))
+    return "has " + std::to_string(t.rank()) + " dims, over the limit of " + std::to_string(kMaxRank);
+  std::function<std::string(const DimExpr&)> walk = [&](const DimExpr& e) -> std::string {
+    for (const DimTerm& term : e.terms())
+      for (const DimAtomPtr& a : term.atoms) {
+        bool divides = a->kind == DimAtomKind::Div || a->kind == DimAtomKind::Mod ||
+                       a->kind == DimAtomKind::FloorDiv || a->kind == DimAtomKind::CeilDiv;
+        if (divides && a->args.size() == 2 && a->args[1].isConst() && a->args[1].constValue() == 0)
+          return "divides by zero (" + a->text + ")";
+        for (const DimExpr& arg : a->args)
+          if (std::string why = walk(arg); !why.empty()) return why;
+      }
+    return "";
+  };
+  for (const DimExpr& d : t.dims) {
+    if (d.isConst() && d.constValue() < 0) return "has the negative dim " + d.str();
+    if (std::string why = walk(d); !why.empty()) return why;
+  }
+  return "";
+}
+}  // namespace
+
 std::string Ctx::freshName(const std::string& base) {
   std::string b = sanitize(base);
   if (names.insert(b).second) return b;
@@ -156,6 +204,8 @@ Value* Ctx::emit(OpKind kind, std::vector<Value*> operands, std::vector<std::pai
   }
   op->hasExplicitType = true;
   Value* v = op->result();
+  if (std::string why = badDims(v->type); !why.empty())
+    throw ImportError("cannot convert to '" + std::string(opInfo(kind).name) + "': the result " + v->type.str() + " " + why);
   f->ops.push_back(std::move(op));
   opComments.push_back(nodeTag);
   return v;
@@ -302,6 +352,8 @@ Type inputType(Ctx& c, const onnx::ValueInfoProto& vi, const ImportOptions& opts
   Type ty;
   ty.dtype = dtypeOf(tt.elem_type());
   if (!tt.has_shape()) throw ImportError("no shape (not even its rank)");
+  if (tt.shape().dim_size() > kMaxRank)
+    throw ImportError(std::to_string(tt.shape().dim_size()) + " dims, over the limit of " + std::to_string(kMaxRank));
   for (int k = 0; k < tt.shape().dim_size(); ++k) {
     const auto& d = tt.shape().dim(k);
     if (d.has_dim_value() && !opts.symbolicDims) {

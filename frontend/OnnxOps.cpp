@@ -397,6 +397,7 @@ void Conv::more() {
       DimExpr rest(1);
       for (size_t k2 = 0; k2 < shape.size(); ++k2)
         if (int(k2) != minus) rest = rest * shape[k2];
+      if (rest == DimExpr(0)) unsupported("the -1 entry cannot be inferred: the other entries multiply to 0");
       shape[minus] = DimExpr::div(product(x->type.dims, 0, x->type.rank()), rest);
     }
     return out(reshape(x, shape));
@@ -474,6 +475,9 @@ void Conv::more() {
     };
     for (auto& d : starts) clampBound(d);
     for (auto& d : ends) clampBound(d);
+    // A step of INT64_MIN has no negation (the slice's size divides by -step);
+    // any step longer than a dim takes one element, so +-2^62 is the same slice.
+    for (auto& st : steps) st = std::clamp(st, -(int64_t(1) << 62), int64_t(1) << 62);
     return out(emit(OpKind::Slice, {x}, {{"axes", intList(ax)}, {"starts", dims(starts)}, {"ends", dims(ends)},
                                           {"steps", intList(steps)}}));
   }

@@ -2,6 +2,7 @@
 #include "ir/Lexer.h"
 
 #include <cctype>
+#include <cstdio>
 
 namespace dscc {
 
@@ -168,6 +169,12 @@ std::vector<Token> lex(const SourceMgr& sm, int file, DiagEngine& diags) {
             while (j < s.size() && static_cast<unsigned char>(s[j]) >= 0x80) ++j;
             n = j > i ? j - i : 1;
             std::string shown = s.substr(i, n);
+            // A control byte (NUL, ESC) is shown as \xNN, not written raw to the terminal.
+            if (n == 1 && (static_cast<unsigned char>(s[i]) < 0x20 || s[i] == 0x7f)) {
+              char hex[8];
+              std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(s[i]));
+              shown = hex;
+            }
             diags.error(t.loc, "unexpected character '" + shown + "'");
             t.kind = Tok::Error;
           }

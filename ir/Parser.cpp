@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "ir/Lexer.h"
+#include "ir/Sizes.h"
 #include "ir/Verifier.h"
 
 namespace dscc {
@@ -105,6 +106,25 @@ class Parser {
     ~DepthGuard() { --p.depth_; }
   };
   static constexpr int kMaxDepth = 200;
+  // Bounds on one dim expression's normal form. Products expand (a product
+  // of 20 sums of 9 symbols has 9^20 terms) and each `+` or `*` copies the
+  // polynomial, so without them a few hundred bytes of text took minutes.
+  // Real dims have a handful of terms of low degree.
+  static constexpr size_t kMaxDimTerms = 1024;
+  static constexpr size_t kMaxDimDegree = 256;
+  static size_t degree(const DimExpr& e) {
+    size_t d = 0;
+    for (const DimTerm& t : e.terms()) d = std::max(d, t.atoms.size());
+    return d;
+  }
+  void checkSize(Location l, size_t terms, size_t deg) {
+    if (terms > kMaxDimTerms)
+      fail(l, "dim expression is too large: " + std::to_string(terms) + " terms, over the limit of " +
+                  std::to_string(kMaxDimTerms));
+    if (deg > kMaxDimDegree)
+      fail(l, "dim expression is too large: degree " + std::to_string(deg) + ", over the limit of " +
+                  std::to_string(kMaxDimDegree));
+  }
   // Checks that building an expression did not overflow 64 bits.
   void checkOverflow(Location l) {
     if (DimExpr::takeOverflow()) fail(l, "dim expression is out of range of 64-bit integers");
@@ -149,9 +169,11 @@ DimExpr Parser::parseSum() {
   Location l = cur().loc;
   DimExpr e = parseProduct();
   while (at(Tok::Plus) || at(Tok::Minus)) {
+    Location opLoc = cur().loc;
     bool plus = take().kind == Tok::Plus;
     DimExpr r = parseProduct();
     e = plus ? e + r : e - r;
+    checkSize(opLoc, e.terms().size(), degree(e));
   }
   checkOverflow(l);
   return e;
@@ -164,7 +186,11 @@ DimExpr Parser::parseProduct() {
     DimExpr r = parseUnary();
     if (op.kind != Tok::Star && r.isConst() && r.constValue() == 0)
       fail(op.loc, std::string(op.kind == Tok::Slash ? "division" : "modulus") + " by zero in dim expression");
-    if (op.kind == Tok::Star) e = e * r;
+    // Checked before multiplying: the expansion is what costs.
+    if (op.kind == Tok::Star) {
+      checkSize(op.loc, e.terms().size() * r.terms().size(), degree(e) + degree(r));
+      e = e * r;
+    }
     else if (op.kind == Tok::Slash) {
       if (e.isConst() && r.isConst() && e.constValue() % r.constValue() != 0)
         fail(op.loc, e.str() + "/" + r.str() + " is not an exact division");
@@ -255,6 +281,7 @@ Type Parser::parseType() {
       DimExpr d = parseSum();
       checkOverflow(l);
       if (d.isConst() && d.constValue() < 0) fail(l, "dim " + d.str() + " is negative");
+      if (ty.dims.size() == size_t(kMaxRank)) fail(l, "a type has at most " + std::to_string(kMaxRank) + " dims");
       ty.dims.push_back(d);
     } while (accept(Tok::Comma));
   }

@@ -19,6 +19,11 @@ namespace dscc {
 /// any flat index stay well inside int64.
 inline constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
 
+/// Most dims one type may have (64, numpy's limit). Element counts, index
+/// maps and shape analysis all work per dim, and a type of thousands of dims
+/// made the verifier and the pipeline take minutes.
+inline constexpr int64_t kMaxRank = 64;
+
 /// Default limit on the bytes the interpreter (and `dscc run`'s inputs) may
 /// hold at once: 2^40 (1 TiB). `dscc run --max-memory` changes it.
 inline constexpr int64_t kDefaultMemoryLimit = int64_t(1) << 40;

@@ -100,6 +100,8 @@ int prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inpu
     error(dimErr);
     return kUsageError;
   }
+  std::set<std::string> explicitDims;
+  for (const auto& [sym, v] : env) explicitDims.insert(sym);
   std::string err;
   std::vector<std::optional<Tensor>> given(f.args.size());
   for (const auto& spec : o.inputs) {
@@ -116,16 +118,29 @@ int prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inpu
       error("'@" + f.name + "' has no argument '%" + name + "'");
       return 1;
     }
+    if (given[k]) {  // the last one used to win without a word
+      error("-i " + name + " is given twice");
+      return kUsageError;
+    }
     auto t = readNpy(spec.substr(eq + 1), &err);
     if (!t) {
       error(err);
       return 1;
     }
-    // Sizes of plain-symbol dims seed the random inputs' shapes.
+    // Sizes of plain-symbol dims seed the random inputs' shapes. A --dim that
+    // a file contradicts is an error: it used to be ignored for that input.
     const Type& ty = f.args[k]->type;
-    for (size_t d = 0; d < ty.rank() && d < t->rank(); ++d)
-      if (ty.dims[d].isSymbol() && !env.count(ty.dims[d].symbolName()))
-        env[ty.dims[d].symbolName()] = t->shape[d];
+    for (size_t d = 0; d < ty.rank() && d < t->rank(); ++d) {
+      if (!ty.dims[d].isSymbol()) continue;
+      const std::string& sym = ty.dims[d].symbolName();
+      if (!env.count(sym)) {
+        env[sym] = t->shape[d];
+      } else if (explicitDims.count(sym) && env[sym] != t->shape[d]) {
+        error("--dim " + sym + "=" + std::to_string(env[sym]) + " disagrees with -i " + name + ": dim " +
+              std::to_string(d) + " of " + spec.substr(eq + 1) + " is " + std::to_string(t->shape[d]));
+        return kUsageError;
+      }
+    }
     given[k] = std::move(*t);
   }
   std::mt19937_64 rng(o.seed);
