@@ -629,6 +629,26 @@ struct Planner {
         return "generic";
       }
     }
+    if (!red && !stitch) {
+      // A loop kernel stores every result at the index of one iteration
+      // space: results whose dims differ as written (f32[M] beside
+      // f32[bcast(K, M)], equal in count only by the checks: random batch
+      // seed 3002, program 136) are stored by the element generator.
+      std::set<const Operation*> in(ops.begin(), ops.end());
+      const Value* first = nullptr;
+      for (Operation* o : ops)
+        for (const auto& r : o->results) {
+          bool yielded = returned(r.get());
+          for (Operation* u : uses(r.get())) yielded |= !in.count(u);
+          if (!yielded) continue;
+          if (!first) first = r.get();
+          else if (r->type.dims != first->type.dims) {
+            why = "generic: results %" + first->name + " (" + first->type.str() + ") and %" + r->name + " (" +
+                  r->type.str() + ") differ in shape, which one loop kernel does not store";
+            return "generic";
+          }
+        }
+    }
     return stitch ? "stitch" : red ? "input" : "loop";
   }
 
