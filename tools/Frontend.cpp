@@ -136,6 +136,12 @@ std::unique_ptr<Frontend> planLoaded(std::unique_ptr<Frontend> fe, const std::st
   return fe;
 }
 
+void reportCannotCompile(const Frontend& fe, const std::string& file, const std::string& error, Location loc,
+                         std::ostream& err) {
+  if (loc.valid()) fe.diags->error(loc, "cannot compile @" + fe.func->name + ": " + error);
+  else err << "dscc: error: " << file << ": cannot compile @" << fe.func->name << ": " << error << "\n";
+}
+
 bool applyTuning(Frontend& fe, const std::string& tuning, const std::string& file, const std::string& funcName,
                  const codegen::PlanOptions& opts, std::vector<std::unique_ptr<Frontend>>& keep, std::ostream& err) {
   auto planWidth = [&](int w) -> const codegen::ModelPlan* {

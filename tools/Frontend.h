@@ -55,6 +55,12 @@ std::unique_ptr<Frontend> planLoaded(std::unique_ptr<Frontend> fe, const std::st
                                      const std::string& funcName, const codegen::PlanOptions& opts,
                                      std::ostream& err);
 
+/// Reports `error` from generating fe's code: a located diagnostic at `loc`
+/// (the argument, op or function it concerns) when it has one, as planning
+/// errors are, else `dscc: error: FILE: cannot compile @f: ...` on `err`.
+void reportCannotCompile(const Frontend& fe, const std::string& file, const std::string& error, Location loc,
+                         std::ostream& err);
+
 /// Loads the tuning file `tuning` into fe's plan (tuner::loadTuning): the
 /// tuned configs' other vector widths are planned again from `file` into
 /// `keep`, which must outlive fe's plan. Reports to `err`; false on error.
