@@ -25,10 +25,12 @@ LoweredKernel lowerKernelVersion(const KernelPlan& k, size_t v, CodeModule& m, c
 }
 
 std::string emitModel(const ModelPlan& plan, const std::string& source, CodeModule& m, const GpuArtifact* gpu,
-                      const std::string& sourceDir, ExternalData* external) {
+                      const std::string& sourceDir, ExternalData* external, Location* errorLoc) {
   HostEmitter e(plan, m, gpu, sourceDir);
   e.setExternalData(external);
-  return e.emit(source);
+  std::string error = e.emit(source);
+  if (errorLoc) *errorLoc = error.empty() ? Location() : e.errorLoc();
+  return error;
 }
 
 std::string ExternalData::write(const std::string& path) const {

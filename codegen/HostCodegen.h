@@ -59,10 +59,12 @@ struct ExternalData {
 /// With `gpu`, the host function works on device buffers and
 /// launches the GPU kernels of `gpu` instead (docs/gpu.md). Returns "" or an
 /// error (an op the host code cannot run).
-/// With `external`, file constants go there instead of into `m`.
+/// With `external`, file constants go there instead of into `m`. With
+/// `errorLoc`, an error's source location (the argument, op, fact or function
+/// it concerns; invalid when it has none) goes there, for a located diagnostic.
 std::string emitModel(const ModelPlan& plan, const std::string& source, CodeModule& m,
                       const GpuArtifact* gpu = nullptr, const std::string& sourceDir = "",
-                      ExternalData* external = nullptr);
+                      ExternalData* external = nullptr, Location* errorLoc = nullptr);
 
 /// Lowers version `v` of kernel `k` (with the CPU calling convention of
 /// codegen/Kernel.h) to function `name` in `m`, whatever its kind.

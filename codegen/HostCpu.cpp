@@ -13,7 +13,10 @@ std::string HostEmitter::emitKernels() {
     std::vector<llvm::Function*> fns;
     for (size_t v = 0; v < k.versions.size(); ++v) {
       LoweredKernel lk = lowerKernelVersion(k, v, owner_, k.functionName(v));
-      if (!lk.ok()) return "kernel " + k.symbol + ": " + lk.error;
+      if (!lk.ok()) {
+        errorLoc_ = k.fusion ? k.fusion->loc : Location();
+        return "kernel " + k.symbol + ": " + lk.error;
+      }
       if (plan_.checkBounds) addBoundsChecks(*lk.fn, lk.iface, k.functionName(v));
       lk.fn->setLinkage(llvm::GlobalValue::InternalLinkage);
       fns.push_back(lk.fn);
@@ -28,7 +31,10 @@ std::string HostEmitter::emitKernels() {
         for (size_t v = 0; v < c.plan.versions.size(); ++v) {
           if (byName.count(c.plan.functionName(v))) continue;
           LoweredKernel lk = lowerKernelVersion(c.plan, v, owner_, c.plan.functionName(v));
-          if (!lk.ok()) return "kernel " + k.symbol + " (" + c.name + "): " + lk.error;
+          if (!lk.ok()) {
+            errorLoc_ = k.fusion ? k.fusion->loc : Location();
+            return "kernel " + k.symbol + " (" + c.name + "): " + lk.error;
+          }
           if (plan_.checkBounds) addBoundsChecks(*lk.fn, lk.iface, c.plan.functionName(v));
           lk.fn->setLinkage(llvm::GlobalValue::InternalLinkage);
           byName[c.plan.functionName(v)] = lk.fn;

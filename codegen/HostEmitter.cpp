@@ -220,9 +220,11 @@ std::string HostEmitter::emitHost() {
       }
   }
   for (const std::string& s : symbols)
-    if (!bound.count(s))
+    if (!bound.count(s)) {
+      errorLoc_ = symbolLoc(s);
       return err("symbol " + s + " of " + fname +
                  " is not the size of an input dim, so the host code cannot bind it (not supported yet)");
+    }
   dims_ = std::make_unique<DimEmitter>(b_, sizes_, symbols);
 
   // Every input dim against its declared expression.
@@ -251,6 +253,7 @@ std::string HostEmitter::emitHost() {
     auto r = checkRelation(op);
     if (!r) {
       error = err("malformed check op");
+      errorLoc_ = op.loc;
       return;
     }
     std::vector<llvm::Value*> args;
@@ -278,7 +281,10 @@ std::string HostEmitter::emitHost() {
   emitArena();
 
   for (const auto& op : f_.ops)
-    if (std::string e = emitOp(*op); !e.empty()) return e;
+    if (std::string e = emitOp(*op); !e.empty()) {
+      errorLoc_ = op->loc;
+      return e;
+    }
 
   // Returned values that are not a kernel's own output: copy.
   for (size_t i = 0; i < nOutputs; ++i) {
@@ -332,6 +338,28 @@ std::vector<std::string> HostEmitter::collectSymbols() {
     }
   });
   return {s.begin(), s.end()};
+}
+
+Location HostEmitter::symbolLoc(const std::string& s) const {
+  auto has = [&](const DimExpr& e) {
+    std::set<std::string> syms;
+    e.collectSymbols(syms);
+    return syms.count(s) > 0;
+  };
+  auto typeHas = [&](const Type& t) { return std::any_of(t.dims.begin(), t.dims.end(), has); };
+  for (const auto& a : f_.args)
+    if (typeHas(a->type) && a->loc.valid()) return a->loc;
+  for (const Fact& fact : f_.facts)
+    if ((has(fact.lhs) || has(fact.rhs) || has(fact.hi)) && fact.loc.valid()) return fact.loc;
+  Location found;
+  walkOps(f_.ops, [&](Operation& op) {
+    if (found.valid() || !op.loc.valid()) return;
+    for (const auto& r : op.results)
+      if (typeHas(r->type)) found = op.loc;
+    if (auto rel = op.kind == OpKind::Check ? checkRelation(op) : std::nullopt)
+      if (has(rel->lhs) || has(rel->rhs)) found = op.loc;
+  });
+  return found.valid() ? found : f_.loc;
 }
 
 llvm::Value* HostEmitter::cmp(CmpOp op, llvm::Value* a, llvm::Value* c) {

@@ -38,6 +38,9 @@ class HostEmitter {
 
   /// Emits everything; "" or the error.
   std::string emit(const std::string& source);
+  /// After an error: the source location it concerns (the argument, op,
+  /// fact or function), or an invalid one when it has none.
+  Location errorLoc() const { return errorLoc_; }
 
  private:
   // ---- runtime declarations and IR helpers (HostEmitter.cpp) ----
@@ -67,6 +70,9 @@ class HostEmitter {
   // ---- the host function (HostEmitter.cpp) ----
   std::string emitHost();
   std::vector<std::string> collectSymbols();
+  // Where symbol `s` first appears: the argument whose type has it, else the
+  // fact, else the op whose result type or relation has it, else the function.
+  Location symbolLoc(const std::string& s) const;
   llvm::Value* cmp(CmpOp op, llvm::Value* a, llvm::Value* c);
   llvm::Value* factHolds(const Fact& fact);
   llvm::Value* relationHolds(const CheckRelation& r);
@@ -122,6 +128,7 @@ class HostEmitter {
 
   const ModelPlan& plan_;
   const Function& f_;
+  Location errorLoc_;  // see errorLoc()
   CodeModule& owner_;
   llvm::Module& mod_;
   llvm::LLVMContext& ctx_;

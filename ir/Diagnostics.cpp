@@ -1,6 +1,7 @@
 // Diagnostic printing and --verify-diagnostics matching.
 #include "ir/Diagnostics.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -11,6 +12,36 @@ namespace dscc {
 int SourceMgr::addBuffer(std::string name, std::string text) {
   bufs_.push_back({std::move(name), std::move(text)});
   return static_cast<int>(bufs_.size()) - 1;
+}
+
+std::string escapeNonPrintable(const std::string& s) {
+  std::string o;
+  auto hex = [&](unsigned char c) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", c);
+    o += buf;
+  };
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7f) hex(c);
+      else o += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: its lead byte gives the length; every other byte is 10xxxxxx.
+    size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    bool ok = n > 0 && i + n <= s.size();
+    for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+    if (ok) {
+      o.append(s, i, n);
+      i += n;
+    } else {
+      hex(c);
+      ++i;
+    }
+  }
+  return o;
 }
 
 bool readRegularFile(const std::string& path, std::string& out, std::string* err, uintmax_t limit) {

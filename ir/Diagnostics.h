@@ -24,6 +24,11 @@ struct Location {
 bool readRegularFile(const std::string& path, std::string& out, std::string* err,
                      uintmax_t limit = uintmax_t(1) << 30);
 
+/// `s` safe to print on a terminal: control bytes and bytes that are not
+/// part of valid UTF-8 become `\xNN` (as the lexer shows them), so a binary
+/// file's bytes quoted in a message do not reach the terminal raw.
+std::string escapeNonPrintable(const std::string& s);
+
 /// Owns the text of every source file read, so diagnostics can quote lines.
 class SourceMgr {
  public:

@@ -4,10 +4,28 @@
 #include "ir/VerifierInternal.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <set>
 
 namespace dscc {
+
+namespace {
+
+// Whether the finite literal `d` rounds to infinity in float dtype `t`
+// (round to nearest even): from its largest finite value plus half an ulp up,
+// since that largest value's mantissa is odd.
+bool overflowsFloat(double d, DType t) {
+  double m = std::fabs(d);
+  switch (t) {
+    case DType::F32: return m >= 0x1p128 - 0x1p103;
+    case DType::F16: return m >= 65520.0;
+    case DType::BF16: return m >= 0x1p128 - 0x1p119;
+    default: return false;  // f64: the parser already refuses what strtod makes inf
+  }
+}
+
+}  // namespace
 
 Tri ShapeOracle::equal(const DimExpr& a, const DimExpr& b) {
   if (a == b) return Tri::Proved;
@@ -440,6 +458,15 @@ bool OpChecker::inferConstant() {
       if (a.i > lim || a.i < -lim - 1)
         return err(a.loc, "integer literal " + std::to_string(a.i) + " is out of range for " +
                               std::string(dtypeName(r.dtype)));
+    }
+    // A finite literal that rounds to infinity in the constant's dtype would
+    // silently become inf (as 300 would wrap in i8); `inf` itself is spelt inf.
+    if ((a.kind == Attribute::Kind::Float || a.kind == Attribute::Kind::Int) && isFloat(r.dtype)) {
+      double d = a.kind == Attribute::Kind::Float ? a.f : static_cast<double>(a.i);
+      if (std::isfinite(d) && overflowsFloat(d, r.dtype))
+        return err(a.loc, std::string(a.kind == Attribute::Kind::Float ? "float" : "integer") + " literal " +
+                              a.str() + " is out of range for " + std::string(dtypeName(r.dtype)) +
+                              " (it would become inf; write inf for that)");
     }
     return true;
   };

@@ -158,10 +158,13 @@ int buildArtifacts(const Frontend& fe, const ArtifactRequest& r) {
   // Weights stay out of LLVM: assembled from a file beside the code, so memory holds them once.
   codegen::CodeModule m(fe.func->name);
   codegen::ExternalData weights;
+  Location where;
   if (std::string e = codegen::emitModel(fe.plan, fe.source, m, r.gpu, fs::absolute(r.file).parent_path().string(),
-                                         &weights);
-      !e.empty())
-    return fail(r.file + ": cannot compile @" + fe.func->name + ": " + e);
+                                         &weights, &where);
+      !e.empty()) {
+    reportCannotCompile(fe, r.file, e, where, std::cerr);
+    return 1;
+  }
   if (r.debugInfo) codegen::addDebugInfo(m, fe.plan, r.file, r.object.optLevel > 0);
   std::string salt = compilerIdentity() + "\n" + codegen::targetKey(r.object);
   codegen::SplitModel split;

@@ -256,10 +256,13 @@ int cmdCompile(const CompileOpts& o) {
       // per-kernel objects (the same functions; see docs/compile.md).
       codegen::CodeModule m(fe->func->name);
       codegen::ExternalData weights;
+      Location where;
       if (std::string e = codegen::emitModel(fe->plan, fe->source, m, gpuArch.empty() ? nullptr : &gpu,
                                                 fs::absolute(o.file).parent_path().string(),
-                                                external ? &weights : nullptr); !e.empty())
-        return fail(o.file + ": cannot compile @" + fe->func->name + ": " + e);
+                                                external ? &weights : nullptr, &where); !e.empty()) {
+        reportCannotCompile(*fe, o.file, e, where, std::cerr);
+        return 1;
+      }
       if (o.debugInfo) codegen::addDebugInfo(m, fe->plan, o.file, oo.optLevel > 0);
       if (std::string e = codegen::optimizeModule(m, oo); !e.empty()) return fail(e);
       if (wants("llvm") && !writeFile(pathFor("llvm"), codegen::emitLLVMText(m), &err)) return fail(err);

@@ -68,7 +68,7 @@ bool targetPlanOptions(const std::string& target, int vectorWidth, const std::st
 
 std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string& funcName,
                                       const codegen::PlanOptions& opts, std::ostream& err,
-                                      const frontend::ImportOptions& onnx) {
+                                      const frontend::ImportOptions& onnx, const std::string& funcWhere) {
   auto fe = std::make_unique<Frontend>();
   fe->diags = std::make_unique<DiagEngine>(fe->sm, err);
   if (frontend::isOnnxPath(file)) {
@@ -87,7 +87,7 @@ std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string
     fe->module = parseModule(fe->sm, id, *fe->diags);
     if (!fe->module || !loadFileConstants(*fe->module, *fe->diags)) return nullptr;
   }
-  return planLoaded(std::move(fe), file, funcName, opts, err);
+  return planLoaded(std::move(fe), file, funcName, opts, err, funcWhere);
 }
 
 std::unique_ptr<Frontend> loadAndPlanSource(const std::string& name, const std::string& source,
@@ -106,7 +106,7 @@ std::unique_ptr<Frontend> loadAndPlanSource(const std::string& name, const std::
 
 std::unique_ptr<Frontend> planLoaded(std::unique_ptr<Frontend> fe, const std::string& file,
                                      const std::string& funcName, const codegen::PlanOptions& opts,
-                                     std::ostream& err) {
+                                     std::ostream& err, const std::string& funcWhere) {
   PipelineOptions popts;
   bool gpu = opts.gpu;
   popts.kernelCheck = [gpu](const Operation& fusion) { return codegen::kernelLegality(fusion, gpu); };
@@ -119,7 +119,7 @@ std::unique_ptr<Frontend> planLoaded(std::unique_ptr<Frontend> fe, const std::st
   if (!runPasses(*fe->module, rest, *fe->diags, popts, passOut)) return nullptr;
   fe->func = funcName.empty() ? fe->module->entry() : fe->module->lookup(funcName);
   if (!fe->func) {
-    err << "dscc: error: "
+    err << (funcWhere.empty() ? "dscc" : funcWhere) << ": error: "
         << (funcName.empty() ? "no @main and more than one function in " + file + "; choose one with --func"
                              : "no function '@" + funcName + "' in " + file)
         << "\n";
@@ -134,6 +134,12 @@ std::unique_ptr<Frontend> planLoaded(std::unique_ptr<Frontend> fe, const std::st
     return nullptr;
   }
   return fe;
+}
+
+void reportCannotCompile(const Frontend& fe, const std::string& file, const std::string& error, Location loc,
+                         std::ostream& err) {
+  if (loc.valid()) fe.diags->error(loc, "cannot compile @" + fe.func->name + ": " + error);
+  else err << "dscc: error: " << file << ": cannot compile @" << fe.func->name << ": " << error << "\n";
 }
 
 bool applyTuning(Frontend& fe, const std::string& tuning, const std::string& file, const std::string& funcName,

@@ -37,9 +37,11 @@ bool targetPlanOptions(const std::string& target, int vectorWidth, const std::st
 
 /// Loads `file` (a .dsc program, or an ONNX model imported by frontend/) and
 /// prepares function `funcName` (default: @main or the only one). Errors go to `err` as located diagnostics; returns null after any.
+/// `funcWhere` (`file:line:col`), when `funcName` was read from a file: where
+/// the error that the program has no such function is located.
 std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string& funcName,
                                       const codegen::PlanOptions& opts, std::ostream& err,
-                                      const frontend::ImportOptions& onnx = {});
+                                      const frontend::ImportOptions& onnx = {}, const std::string& funcWhere = "");
 
 /// loadAndPlan for program text read from elsewhere (a compiled model's
 /// dscc_model_source, named `name` in diagnostics): file constants take the
@@ -53,7 +55,13 @@ std::unique_ptr<Frontend> loadAndPlanSource(const std::string& name, const std::
 /// of `funcName` for a loaded module (`file` names it in messages).
 std::unique_ptr<Frontend> planLoaded(std::unique_ptr<Frontend> fe, const std::string& file,
                                      const std::string& funcName, const codegen::PlanOptions& opts,
-                                     std::ostream& err);
+                                     std::ostream& err, const std::string& funcWhere = "");
+
+/// Reports `error` from generating fe's code: a located diagnostic at `loc`
+/// (the argument, op or function it concerns) when it has one, as planning
+/// errors are, else `dscc: error: FILE: cannot compile @f: ...` on `err`.
+void reportCannotCompile(const Frontend& fe, const std::string& file, const std::string& error, Location loc,
+                         std::ostream& err);
 
 /// Loads the tuning file `tuning` into fe's plan (tuner::loadTuning): the
 /// tuned configs' other vector widths are planned again from `file` into

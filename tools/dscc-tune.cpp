@@ -192,13 +192,18 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (seed >= 0) spec.seed = static_cast<uint64_t>(seed);
-  if (func.empty()) func = spec.func;
+  // A function named by the shape file: its absence is an error at `func:` there.
+  std::string funcWhere;
+  if (func.empty() && !spec.func.empty()) {
+    func = spec.func;
+    funcWhere = shapes + ":" + std::to_string(spec.funcLoc.line) + ":" + std::to_string(spec.funcLoc.col);
+  }
   std::map<int, std::unique_ptr<tools::Frontend>> fronts;
   std::map<int, const codegen::ModelPlan*> plans;
   for (int w : {4, 8, 16}) {
     codegen::PlanOptions popts;
     popts.vectorWidth = w;
-    auto fe = tools::loadAndPlan(file, func, popts, std::cerr, *onnx);
+    auto fe = tools::loadAndPlan(file, func, popts, std::cerr, *onnx, funcWhere);
     if (!fe) return 1;
     plans[w] = &fe->plan;
     fronts[w] = std::move(fe);

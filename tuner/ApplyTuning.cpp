@@ -26,15 +26,16 @@ std::string applyTuning(const TuningFile& t, const std::string& file, ShapeSolve
     warn << file << ": warning: the tuning is for target " << t.target << ", not cpu; it is not used\n";
     return "";
   }
-  auto at = [&](int line) { return file + ":" + std::to_string(line) + ": error: "; };
+  // Located like every other reader error: `file:line:col:` of the kernel or range.
+  auto at = [&](int line, int col) { return file + ":" + std::to_string(line) + ":" + std::to_string(col) + ": error: "; };
   for (const KernelTuning& k : t.kernels) {
     if (k.index >= plan.kernels.size())
-      return at(k.line) + "kernel " + std::to_string(k.index) + " does not exist: @" + fname + " has " +
+      return at(k.line, k.col) + "kernel " + std::to_string(k.index) + " does not exist: @" + fname + " has " +
              std::to_string(plan.kernels.size()) + " kernels";
     codegen::KernelPlan& kp = plan.kernels[k.index];
     std::string fp = kernelFingerprint(kp), size = governingSize(kp).str();
     if (fp != k.fingerprint || size != k.size) {
-      warn << file << ":" << k.line << ": warning: kernel " << k.index << " (" << kp.symbol << ") is stale: "
+      warn << file << ":" << k.line << ":" << k.col << ": warning: kernel " << k.index << " (" << kp.symbol << ") is stale: "
            << (fp != k.fingerprint ? "its fingerprint is " + fp + ", the file has " + k.fingerprint
                                    : "its ranges are over " + size + ", the file's over " + k.size)
            << "; the default configuration is used\n";
@@ -49,7 +50,7 @@ std::string applyTuning(const TuningFile& t, const std::string& file, ShapeSolve
     });
     for (size_t i = 1; i < rs.size(); ++i)
       if (rs[i].from <= rs[i - 1].to)
-        return at(rs[i].line) + "kernel " + std::to_string(k.index) + ": range [" + std::to_string(rs[i].from) + ", " +
+        return at(rs[i].line, rs[i].col) + "kernel " + std::to_string(k.index) + ": range [" + std::to_string(rs[i].from) + ", " +
                std::to_string(rs[i].to) + "] overlaps [" + std::to_string(rs[i - 1].from) + ", " +
                std::to_string(rs[i - 1].to) + "] (line " + std::to_string(rs[i - 1].line) + ") at " + k.size + " = " +
                std::to_string(rs[i].from);
@@ -68,7 +69,7 @@ std::string applyTuning(const TuningFile& t, const std::string& file, ShapeSolve
         cur = r.to + 1;
       }
       if (!covered)
-        return at(k.line) + "kernel " + std::to_string(k.index) + " has no fallback and no range covers " + k.size +
+        return at(k.line, k.col) + "kernel " + std::to_string(k.index) + " has no fallback and no range covers " + k.size +
                " = " + std::to_string(cur) + " (the facts allow " + k.size + " in [" + std::to_string(dom.lo) + ", " +
                (dom.hi == INT64_MAX ? std::string("inf") : std::to_string(dom.hi)) + "])";
     }
@@ -84,7 +85,7 @@ std::string applyTuning(const TuningFile& t, const std::string& file, ShapeSolve
       return tp->configs.size() - 1;
     };
     for (const TableRange& r : rs) {
-      if (!plans.count(r.config.vectorWidth)) return at(r.line) + "no plan for vector width " + std::to_string(r.config.vectorWidth);
+      if (!plans.count(r.config.vectorWidth)) return at(r.line, r.col) + "no plan for vector width " + std::to_string(r.config.vectorWidth);
       tp->ranges.push_back({r.from, r.to, configIndex(r.config)});
     }
     tp->fallback = configIndex(k.hasFallback ? k.fallback : defaultConfig());

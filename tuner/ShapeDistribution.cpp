@@ -215,9 +215,24 @@ void parseTop(const YAML::Node& root, DistributionSpec& out) {
   if (out.draws == 0 && out.points.empty()) fail(root, "no points: give draws with dims, or points");
 }
 
+// The message's quoted bytes (keys, yaml-cpp's view of a binary file) are escaped.
 std::string located(const std::string& file, YamlLoc l, const std::string& msg) {
-  if (l.line == 0) return file + ":1:1: error: " + msg;  // yaml-cpp marks nothing in an empty file
-  return file + ":" + std::to_string(l.line) + ":" + std::to_string(l.col) + ": error: " + msg;
+  if (l.line == 0) return file + ":1:1: error: " + escapeNonPrintable(msg);  // yaml-cpp marks nothing in an empty file
+  return file + ":" + std::to_string(l.line) + ":" + std::to_string(l.col) + ": error: " + escapeNonPrintable(msg);
+}
+
+// The last line that starts a document (`---`), for a second document
+// yaml-cpp gives no mark (it is empty).
+YamlLoc secondDocumentLine(const std::string& text) {
+  YamlLoc l;
+  int line = 1;
+  for (size_t i = 0; i < text.size(); ++line) {
+    size_t end = text.find('\n', i);
+    if (text.compare(i, 3, "---") == 0) l = {line, 1};
+    if (end == std::string::npos) break;
+    i = end + 1;
+  }
+  return l;
 }
 
 // A double in [0, 1) from 53 random bits.
@@ -269,8 +284,15 @@ bool parseDistribution(const std::string& file, const std::string& text, Distrib
   out = DistributionSpec{};
   out.file = file;
   try {
-    YAML::Node root = YAML::Load(text);
-    parseTop(root, out);
+    // Every document, so that one after a `---` is an error rather than
+    // silently ignored (YAML::Load reads the first only).
+    std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1) {
+      YamlLoc l = locOf(docs[1]);
+      if (l.line == 0) l = secondDocumentLine(text);  // an empty document has no mark
+      throw LocatedError{l, "a second YAML document: a shape file is one document (remove the '---' and what follows)"};
+    }
+    parseTop(docs.empty() ? YAML::Node() : docs[0], out);
   } catch (const LocatedError& e) {
     err = located(file, e.loc, e.msg);
     return false;

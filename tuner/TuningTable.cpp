@@ -270,12 +270,19 @@ KernelTuning readKernel(const YAML::Node& n) {
   k.index = static_cast<size_t>(count(need(n, "index", "a kernel"), "index"));
   std::string w = "kernel " + std::to_string(k.index);
   k.symbol = str(need(n, "symbol", w), "symbol");
-  k.kind = str(need(n, "kind", w), "kind");
+  YAML::Node kind = need(n, "kind", w);
+  k.kind = str(kind, "kind");
+  // The kinds planModel gives kernels; anything else was not written by the
+  // tuner (and a kernel's kind is not something a range table can change).
+  static const char* const kKinds[] = {"loop", "stitch", "input", "library", "generic"};
+  if (std::find(std::begin(kKinds), std::end(kKinds), k.kind) == std::end(kKinds))
+    bad(kind, "kind '" + k.kind + "' of " + w + " is not a kernel kind (loop, stitch, input, library, generic)");
   k.fingerprint = str(need(n, "fingerprint", w), "fingerprint");
   k.size = str(need(n, "size", w), "size");
   k.pointsTotal = count(need(n, "points", w), "points");
   if (YAML::Node m = n["measured"]) count(m, "measured");
   k.line = n.Mark().line + 1;
+  k.col = n.Mark().column + 1;
   if (YAML::Node fb = n["fallback"]) k.fallback = config(fb, "fallback");
   else k.hasFallback = false;
   YAML::Node ranges = need(n, "ranges", w);
@@ -286,6 +293,7 @@ KernelTuning readKernel(const YAML::Node& n) {
   for (const auto& r : ranges) {
     TableRange tr;
     tr.line = r.Mark().line + 1;
+    tr.col = r.Mark().column + 1;
     strictKeys(r, {"from", "to", "config"}, "a range");
     tr.from = count(need(r, "from", "a range"), "from");
     tr.to = count(need(r, "to", "a range"), "to");

@@ -68,7 +68,7 @@ struct Measurement {
 struct TableRange {
   int64_t from = 0, to = 0;
   TuneConfig config;
-  int line = 0;  ///< where readTuning found it (1-based; 0 when made here)
+  int line = 0, col = 0;  ///< where readTuning found it (1-based; 0 when made here)
 };
 
 /// Expected time per call (ns) under the weights of the measured points.
@@ -86,7 +86,7 @@ struct KernelTuning {
   std::vector<TableRange> ranges;         ///< sorted, disjoint
   TuneConfig fallback;                    ///< outside the ranges (the best single config)
   bool hasFallback = true;                ///< a hand-edited file may drop it; then the ranges must cover the domain
-  int line = 0;                           ///< where readTuning found the kernel
+  int line = 0, col = 0;                  ///< where readTuning found the kernel
   Expectation expect;
 };
 

@@ -27,6 +27,10 @@ elif edit == "from-neg":
     text = sub1(r"ranges:.*\n", "ranges:\n      - {from: -5, to: 10, config: v8.c16384}\n", text)
 elif edit == "index-neg":
     text = sub1(r"- index: \d+", "- index: -1", text)
+elif edit == "index-big":  # a kernel the model does not have
+    text = sub1(r"- index: \d+", "- index: 99999", text)
+elif edit == "kind-bogus":  # not a kernel kind planModel gives
+    text = sub1(r"(\n    kind: )[a-z]+", r"\1bogus", text)
 elif edit == "nan-time":
     text = sub1(r"(ns: \{v4\.c4096: )[0-9.]+", r"\1.nan", text)
 elif edit == "max-versions":
