@@ -764,32 +764,6 @@ struct Planner {
   }
 };
 
-// Undoes Planner::rewrite: every fusion's body back at the top level, uses of
-// its results reading the yielded values again, in the program order `pos`.
-void unfuse(Function& f, const std::map<const Operation*, size_t>& pos) {
-  std::map<const Value*, Value*> yielded;
-  std::vector<std::unique_ptr<Operation>> flat;
-  std::vector<std::unique_ptr<Operation>> fusions;  // kept alive until every use is redirected
-  for (auto& op : f.ops) {
-    if (op->kind != OpKind::Fusion) {
-      flat.push_back(std::move(op));
-      continue;
-    }
-    for (size_t i = 0; i < op->yields.size(); ++i) yielded[op->results[i].get()] = op->yields[i];
-    for (auto& b : op->body) flat.push_back(std::move(b));
-    fusions.push_back(std::move(op));
-  }
-  for (auto& op : flat)
-    for (auto& v : op->operands)
-      if (auto it = yielded.find(v); it != yielded.end()) v = it->second;
-  for (auto& v : f.returns)
-    if (auto it = yielded.find(v); it != yielded.end()) v = it->second;
-  std::stable_sort(flat.begin(), flat.end(), [&](const auto& a, const auto& b) {
-    return pos.at(a.get()) < pos.at(b.get());
-  });
-  f.ops = std::move(flat);
-}
-
 // Rounds of planning: a stitch the code generator refuses is planned again
 // without that reduction's stitch, at most this many times per function
 // (each round takes one more reduction out of a refused stitch); what is
@@ -819,39 +793,6 @@ bool fuse(Module& m, PassContext& ctx) {
     }
   }
   return true;
-}
-
-void printKernelCount(const Module& m, std::ostream& os) {
-  for (const auto& f : m.funcs) {
-    std::map<std::string, int> kinds;
-    int total = 0;
-    std::vector<std::string> lines;
-    for (const auto& op : f->ops) {
-      std::string k;
-      if (op->kind == OpKind::Fusion) k = op->attr("kind")->s;
-      else {
-        switch (op->kind) {
-          case OpKind::Constant: case OpKind::Dim: case OpKind::Check: case OpKind::Reshape: continue;
-          default: k = "unfused";
-        }
-        if (op->results.size() == 1 && op->result()->type.rank() == 0 && op->kind == OpKind::Cast) continue;
-      }
-      ++kinds[k];
-      ++total;
-      std::string l = "//   " + k + ":";
-      for (const auto& r : op->results) l += " %" + r->name;
-      l += " (" + std::to_string(op->kind == OpKind::Fusion ? op->body.size() : 1) + " ops)";
-      lines.push_back(l);
-    }
-    os << "// kernels of @" << f->name << ": " << total;
-    std::string sep = " (";
-    for (const auto& [k, c] : kinds) {
-      os << sep << k << " " << c;
-      sep = ", ";
-    }
-    os << (kinds.empty() ? "" : ")") << "\n";
-    for (const auto& l : lines) os << l << "\n";
-  }
 }
 
 }  // namespace dscc

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 
 #include "ir/IR.h"
 #include "passes/Pipeline.h"
@@ -46,6 +47,12 @@ inline constexpr size_t kMaxKernelOps = 256;
 /// grows with ops times phases (16 phases of 135 ops took 22 s to compile).
 /// A chain of more is cut before the op that reads the next reduction.
 inline constexpr size_t kMaxStitchReductions = 4;
+
+/// Undoes fuse's rewrite: every fusion op's body back at the top level of `f`,
+/// uses of its results reading the yielded values again, ops in the order
+/// `pos` gives (fuse passes the program order it started from, so planning
+/// again sees the same program). Every op of `f` must be in `pos`.
+void unfuse(Function& f, const std::map<const Operation*, size_t>& pos);
 
 /// Prints `// kernels of @f: N (...)` and one line per kernel (kind, results).
 void printKernelCount(const Module& m, std::ostream& os);
