@@ -95,13 +95,13 @@ def main():
     ap.add_argument("--out")
     a = ap.parse_args()
     rows = []
-    todo = [(name, os.path.join(W, name + ".dsc"), points) for name, points in POINTS.items()]
+    targets = [(name, os.path.join(W, name + ".dsc"), points) for name, points in POINTS.items()]
     if a.programs:
         for fn in sorted(os.listdir(P)):
             if fn.endswith(".dsc"):
-                todo.append((fn[:-4], os.path.join(P, fn), program_points(os.path.join(P, fn))))
+                targets.append((fn[:-4], os.path.join(P, fn), program_points(os.path.join(P, fn))))
     with tempfile.TemporaryDirectory() as tmp:
-        for name, src, points in todo:
+        for name, src, points in targets:
             sos = {}
             for tag, dscc in (("before", a.before), ("after", a.after)):
                 so = os.path.join(tmp, "%s.%s.so" % (name, tag))

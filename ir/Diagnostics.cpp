@@ -29,7 +29,7 @@ std::string escapeNonPrintable(const std::string& s) {
       ++i;
       continue;
     }
-    // A UTF-8 sequence: its lead byte gives the length; every other byte is 10xxxxxx.
+    // A UTF-8 sequence: its lead byte gives the length; every other byte has 10 in its top two bits.
     size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
     bool ok = n > 0 && i + n <= s.size();
     for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;

@@ -130,6 +130,13 @@ struct Planner {
     return it == useMap.end() ? none : it->second;
   }
   bool returned(const Value* v) const { return returnedSet.count(v) != 0; }
+  // True when the group `in` yields v: it is returned or read by an op outside.
+  bool yieldedBy(const Value* v, const std::set<const Operation*>& in) {
+    if (returned(v)) return true;
+    for (Operation* u : uses(v))
+      if (!in.count(u)) return true;
+    return false;
+  }
 
   // Equality of two dims: structurally equal expressions (the common case:
   // a chain over one shape) without the solver, the rest once per pair of
@@ -541,7 +548,8 @@ struct Planner {
         if (op->attr("kind")->s != "stitch") continue;
         for (auto it = op->body.rbegin(); it != op->body.rend(); ++it)
           if (classify(**it, freeOps) == Cls::Reduction && !replan->count(it->get())) {
-            replan->emplace(it->get(), why.rfind("codegen: ", 0) == 0 ? why.substr(9) : why);
+            const std::string prefix = "codegen: ";
+            replan->emplace(it->get(), why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : why);
             again = true;
             break;
           }
@@ -620,9 +628,7 @@ struct Planner {
         }
       for (Operation* o : ops) {
         if (classify(*o, freeOps) == Cls::Reduction || downstream.count(o->result())) continue;
-        bool yielded = returned(o->result());
-        for (Operation* u : uses(o->result())) yielded |= !in.count(u);
-        if (!yielded || !same(numel(o->result()->type), numel(r0->operands[0]->type))) continue;
+        if (!yieldedBy(o->result(), in) || !same(numel(o->result()->type), numel(r0->operands[0]->type))) continue;
         if (rowsAlike) return "stitch";
         why = "generic: %" + o->result()->name + " is yielded at the full size of reduction %" + r0->result()->name +
               ", which an input kernel does not store";
@@ -638,9 +644,7 @@ struct Planner {
       const Value* first = nullptr;
       for (Operation* o : ops)
         for (const auto& r : o->results) {
-          bool yielded = returned(r.get());
-          for (Operation* u : uses(r.get())) yielded |= !in.count(u);
-          if (!yielded) continue;
+          if (!yieldedBy(r.get(), in)) continue;
           if (!first) first = r.get();
           else if (r->type.dims != first->type.dims) {
             why = "generic: results %" + first->name + " (" + first->type.str() + ") and %" + r->name + " (" +
@@ -734,9 +738,7 @@ struct Planner {
       // or placed earlier), so the use map answers it.
       for (Operation* op : ops)
         for (auto& r : op->results) {
-          bool outside = returned(r.get());
-          for (Operation* u : uses(r.get())) outside |= !inGroup.count(u);
-          if (!outside) continue;
+          if (!yieldedBy(r.get(), inGroup)) continue;
           auto res = std::make_unique<Value>();
           res->name = r->name;
           res->type = r->type;
