@@ -344,6 +344,64 @@ bool isOnnxPath(const std::string& path) {
 
 namespace {
 
+// The IR symbol of a dim named `name` (a dim_param, or a generated
+// `input_dK`). A name that is an identifier is its own symbol; one that
+// sanitize changes gets a fresh one, so that two distinct dim_params ("a b"
+// and "a_b") never merge into one size.
+std::string dimSymbol(Ctx& c, const std::string& name, bool generated) {
+  auto key = std::make_pair(generated, name);
+  if (auto it = c.dimSyms.find(key); it != c.dimSyms.end()) return it->second;
+  std::string s = sanitize(name);
+  if (generated || s != name) {
+    std::string base = s;
+    for (int k = 1; c.takenSyms.count(s); ++k) s = base + "_" + std::to_string(k);
+  }
+  c.takenSyms.insert(s);
+  c.dimSyms.emplace(key, s);
+  return s;
+}
+
+// Speaks for the names the graph's inputs use as they are (identifier
+// dim_params and the names inside dim_param expressions) before any
+// sanitised name is handed out.
+void reserveDimNames(Ctx& c, const onnx::GraphProto& g) {
+  for (const auto& vi : g.input()) {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) continue;
+    for (const auto& d : vi.type().tensor_type().shape().dim()) {
+      if (!d.has_dim_param() || d.dim_param().empty()) continue;
+      const std::string& p = d.dim_param();
+      if (sanitize(p) == p) {
+        c.takenSyms.insert(p);
+        continue;
+      }
+      std::string why;
+      if (auto e = parseDimExpr(p, &why); e && !e->isConst()) e->collectSymbols(c.takenSyms);
+    }
+  }
+}
+
+// An initializer that is also a graph input (its default value) must fit
+// the input's declared type: its element type and every fixed dim.
+void checkInitializerInput(const onnx::GraphProto& g, const onnx::TensorProto& t, const Tensor& value) {
+  for (const auto& vi : g.input()) {
+    if (vi.name() != t.name() || !vi.type().has_tensor_type()) continue;
+    const auto& tt = vi.type().tensor_type();
+    if (tt.elem_type() != 0 && tt.elem_type() != t.data_type())
+      throw ImportError("its data type " + onnxTypeName(t.data_type()) + " differs from the graph input's " +
+                        onnxTypeName(tt.elem_type()));
+    if (!tt.has_shape()) continue;
+    std::string have = "[", want = "[";
+    bool ok = tt.shape().dim_size() == static_cast<int>(value.rank());
+    for (int k = 0; k < tt.shape().dim_size(); ++k) {
+      const auto& d = tt.shape().dim(k);
+      want += (k ? ", " : "") + (d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param().empty() ? "?" : d.dim_param());
+      if (ok && d.has_dim_value() && d.dim_value() != value.shape[static_cast<size_t>(k)]) ok = false;
+    }
+    for (size_t k = 0; k < value.rank(); ++k) have += (k ? ", " : "") + std::to_string(value.shape[k]);
+    if (!ok) throw ImportError("its shape " + have + "] differs from the graph input's declared shape " + want + "]");
+  }
+}
+
 // The dims of a graph input's type; symbols record where their size comes from.
 Type inputType(Ctx& c, const onnx::ValueInfoProto& vi, const ImportOptions& opts) {
   if (!vi.type().has_tensor_type())
@@ -369,8 +427,8 @@ Type inputType(Ctx& c, const onnx::ValueInfoProto& vi, const ImportOptions& opts
           continue;
         }
       }
-      std::string s = d.has_dim_param() && !p.empty() ? sanitize(p) : sanitize(vi.name() + "_d" + std::to_string(k));
-      ty.dims.push_back(DimExpr::symbol(s));
+      bool named = d.has_dim_param() && !p.empty();
+      ty.dims.push_back(DimExpr::symbol(dimSymbol(c, named ? p : vi.name() + "_d" + std::to_string(k), !named)));
     }
   }
   return ty;
@@ -468,9 +526,10 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
     std::set<std::string> inits;
     for (const auto& t : g.initializer()) inits.insert(t.name());
     if (g.sparse_initializer_size()) throw ImportError("sparse initializers are not supported");
+    reserveDimNames(c, g);
     for (const auto& vi : g.input()) {
       where = "graph input '" + vi.name() + "': ";
-      if (inits.count(vi.name())) continue;  // an initializer listed as an input: a constant
+      if (inits.count(vi.name())) continue;  // an initializer listed as an input: a constant (checked below)
       if (auto it = opts.consts.find(vi.name()); it != opts.consts.end()) {
         std::string e;
         auto t = readNpy(it->second, &e);
@@ -514,6 +573,7 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
       mt->clear_float_data(), mt->clear_int64_data(), mt->clear_int32_data(), mt->clear_double_data();
       o.type.dtype = o.cst->dtype;
       for (int64_t d : o.cst->shape) o.type.dims.push_back(DimExpr(d));
+      checkInitializerInput(g, t, *o.cst);
       if (isInteger(o.type.dtype) && o.cst->rank() <= 1 && o.cst->numel() <= 64) {
         o.elems.emplace();
         for (int64_t k = 0; k < o.cst->numel(); ++k) o.elems->push_back(DimExpr(o.cst->getI(k)));

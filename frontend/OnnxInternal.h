@@ -53,6 +53,11 @@ struct Ctx {
   int64_t opset = 0;       ///< the default domain's opset
   std::string nodeTag;     ///< `node 'N' (Op)`, for the comments of the ops it emits
   std::vector<std::string> opComments;  ///< per op of f, what ONNX node it came from
+  /// Symbols of the graph inputs' dims: (generated, dim_param or generated name) -> IR symbol.
+  std::map<std::pair<bool, std::string>, std::string> dimSyms;
+  /// Symbol names spoken for: dim_params that are identifiers already, the
+  /// names in dim_param expressions, and every symbol handed out.
+  std::set<std::string> takenSyms;
 
   /// A fresh, valid IR name derived from `base`.
   std::string freshName(const std::string& base);

@@ -1,4 +1,4 @@
-// The fusion planner (library, loop, input and stitch kernels) and kernel counting.
+// The fusion planner: groups ops into library, loop, input, stitch and generic kernels.
 #include "passes/Fuse.h"
 
 #include <algorithm>
@@ -8,87 +8,13 @@
 
 #include "ir/IndexMap.h"
 #include "ir/Rewrite.h"
+#include "passes/FuseOps.h"
 #include "passes/ShapeSolver.h"
 
 namespace dscc {
 namespace {
 
-enum class Cls { Free, Elementwise, Reduction, Composite, Matmul };
-
-bool isFreeOp(const Operation& op, const std::set<const Operation*>& freeSet) {
-  switch (op.kind) {
-    case OpKind::Constant: case OpKind::Dim: case OpKind::Check: case OpKind::Reshape: return true;
-    default: break;
-  }
-  // Scalar math on shapes and constants (cast of a dim) is host arithmetic;
-  // a reduction or a reshape of kernel data is not.
-  if (op.results.size() == 1 && op.result()->type.rank() == 0 && opPattern(op) <= OpPattern::Broadcast &&
-      op.kind != OpKind::BroadcastTo) {
-    for (const Value* v : op.operands)
-      if (!v->def || !freeSet.count(v->def) || v->type.rank() != 0 || v->def->kind == OpKind::Reshape) return false;
-    return true;
-  }
-  return false;
-}
-
-// The planner's classes, from the op patterns of ir/IndexMap.h: reductions,
-// the opaque ops it knows (matmul, composites not yet decomposed), and
-// everything an index map describes (elementwise to injective).
-Cls classify(const Operation& op, const std::set<const Operation*>& freeSet) {
-  if (isFreeOp(op, freeSet)) return Cls::Free;
-  if (opPattern(op) == OpPattern::Reduction) return Cls::Reduction;
-  switch (op.info().category) {
-    case OpCategory::Softmax: case OpCategory::LayerNorm: return Cls::Composite;
-    case OpCategory::Matmul: return Cls::Matmul;
-    default: return Cls::Elementwise;
-  }
-}
-
-DimExpr numel(const Type& t) {
-  DimExpr p(1);
-  for (const auto& d : t.dims) p = p * d;
-  return p;
-}
-
-// The stitch lowering's form: argmax aside, a reduction of the last axis alone.
-bool lastAxisReduction(const Operation& op) {
-  size_t r = op.operands[0]->type.rank();
-  return op.kind != OpKind::ArgMax && r > 0 && reducedAxes(op) == std::vector<size_t>{r - 1};
-}
-
-// Reduced axes are the trailing ones: a row reduction.
-bool isRowReduction(const Operation& op) {
-  const Type& in = op.operands[0]->type;
-  std::vector<int64_t> axes;
-  if (op.kind == OpKind::ArgMax) {
-    const Attribute* a = op.attr("axis");
-    axes.push_back(a ? a->i : 0);
-  } else if (const Attribute* a = op.attr("axes")) {
-    for (const auto& x : a->list) axes.push_back(x.i);
-  } else {
-    for (size_t i = 0; i < in.rank(); ++i) axes.push_back(static_cast<int64_t>(i));
-  }
-  std::set<int64_t> s;
-  for (int64_t x : axes) s.insert(x < 0 ? x + static_cast<int64_t>(in.rank()) : x);
-  int64_t r = static_cast<int64_t>(in.rank());
-  for (int64_t k = r - static_cast<int64_t>(s.size()); k < r; ++k)
-    if (!s.count(k)) return false;
-  return !s.empty();
-}
-
-// A transpose the BLAS can read or write through strides: the contiguous
-// input axis stays among the two innermost output axes.
-bool layoutCompatible(const Operation& op) {
-  if (op.kind == OpKind::Reshape) return true;
-  if (op.kind != OpKind::Transpose) return false;
-  const Type& t = op.operands[0]->type;
-  size_t r = t.rank();
-  if (r < 2) return true;
-  const Attribute* p = op.attr("perm");
-  if (!p) return r == 2;
-  int64_t last = static_cast<int64_t>(r) - 1;
-  return p->list[r - 1].i == last || p->list[r - 2].i == last;
-}
+using namespace fuseops;
 
 struct Planner {
   Function& f;
@@ -383,7 +309,17 @@ struct Planner {
       DimExpr in = numel(p->operands[0]->type);
       std::set<const Value*> seen;
       bool full = same(in, gi.space) && reachesFullSize(p->result(), g, seen);
-      if (same(in, gi.space) && !full && !gi.stitch) return true;  // several reductions, one input kernel
+      if (same(in, gi.space) && !full && !gi.stitch) {
+        // Several reductions, one input kernel: over one kept space (with
+        // different inputs or axes the kernel is generic, see kindOf).
+        const Operation* r0 = gi.reductions.empty() ? nullptr : gi.reductions.front();
+        if (r0 && !same(out, numel(r0->result()->type))) {
+          why = "reduction %" + p->result()->name + " keeps " + out.str() + " elements, not the " +
+                numel(r0->result()->type).str() + " of %" + r0->result()->name + " (one kernel reduces to one kept space)";
+          return false;
+        }
+        return true;
+      }
       if (same(in, gi.space)) {
         // Its result is used in the group at the full size (or the group is
         // a stitch already): it must be a stitch the stitch lowering takes.
@@ -621,10 +557,17 @@ struct Planner {
       std::set<const Operation*> in(ops.begin(), ops.end());
       const Operation* r0 = nullptr;
       bool rowsAlike = true;
+      bool oneSpace = true;  // the input lowering's form: one input space, one axis set
       for (Operation* o : ops)
         if (classify(*o, freeOps) == Cls::Reduction) {
           if (!r0) r0 = o;
           rowsAlike &= lastAxisReduction(*o) && o->operands[0]->type.dims == r0->operands[0]->type.dims;
+          oneSpace &= o->operands[0]->type.dims == r0->operands[0]->type.dims && reducedAxes(*o) == reducedAxes(*r0);
+          if (!oneSpace) {
+            why = "generic: reductions %" + r0->result()->name + " and %" + o->result()->name +
+                  " differ in input dims or axes, which one input kernel does not reduce";
+            return "generic";
+          }
         }
       for (Operation* o : ops) {
         if (classify(*o, freeOps) == Cls::Reduction || downstream.count(o->result())) continue;

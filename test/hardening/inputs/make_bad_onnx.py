@@ -34,3 +34,16 @@ save("slice_min_step", [helper.make_node("Slice", ["x", "st", "en", "ax", "sp"],
 # A graph input of 100 dims.
 save("rank100", [helper.make_node("Relu", ["x"], ["y"])],
      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1] * 100)])
+# An initializer that is also a graph input, of another shape than the input
+# declares (was used silently at the initializer's shape).
+save("init_shape", [helper.make_node("Relu", ["w"], ["y"])],
+     [helper.make_tensor_value_info("w", TensorProto.FLOAT, [3, 4])],
+     [numpy_helper.from_array(np.ones((2, 5), np.float32) * 0.5, "w")])
+save("init_dtype", [helper.make_node("Relu", ["w"], ["y"])],
+     [helper.make_tensor_value_info("w", TensorProto.DOUBLE, [2, 5])],
+     [numpy_helper.from_array(np.ones((2, 5), np.float32) * 0.5, "w")])
+# Two dim_params that sanitise to one name ("a b" and "a_b") are two sizes
+# (were merged into one symbol a_b).
+save("dim_merge", [helper.make_node("Add", ["p", "q"], ["y"])],
+     [helper.make_tensor_value_info("p", TensorProto.FLOAT, ["a b", 1]),
+      helper.make_tensor_value_info("q", TensorProto.FLOAT, [1, "a_b"])])
