@@ -25,7 +25,7 @@ struct Planner {
   std::set<const Operation*> freeOps;
   std::map<const Operation*, int> group;     // op -> group id
   std::map<int, std::vector<std::string>> remarks;
-  std::vector<DimExpr> rowSpaces, rowNumels;  // (input, output) element counts of row reductions
+  std::vector<std::pair<std::vector<DimExpr>, std::vector<DimExpr>>> rowShapes;  // (input, result) dims of row reductions
   int nextGroup = 0;
   std::set<int> libraryGroups;  // groups holding a matmul
   // Uses of every top-level value and the returned values, built once after
@@ -117,7 +117,7 @@ struct Planner {
   // took a minute).
   std::map<std::tuple<const Value*, int, std::string>, bool> fullSizeMemo;
   bool reachesFullSize(const Value* v, int g, std::set<const Value*>& seen) {
-    auto key = std::make_tuple(v, g, info[g].space.str());
+    auto key = std::make_tuple(v, g, info[g].space.str() + "#" + std::to_string(info[g].views.size()));
     if (auto it = fullSizeMemo.find(key); it != fullSizeMemo.end()) return it->second;
     bool r = reachesFullSizeUncached(v, g, seen);
     fullSizeMemo[key] = r;
@@ -129,7 +129,7 @@ struct Planner {
     effectiveUsers(v, us);
     for (Operation* u : us) {
       if (!group.count(u) || group[u] != g) continue;
-      if (same(numel(u->result()->type), info[g].space)) return true;
+      if (inSpace(u->result()->type.dims, g)) return true;
       for (auto& r : u->results)
         if (reachesFullSize(r.get(), g, seen)) return true;
     }
@@ -226,7 +226,12 @@ struct Planner {
   }
 
   struct GroupInfo {
-    DimExpr space;
+    DimExpr space;  // element count of the iteration space
+    // The shapes the space is written in: the first member's, and those of
+    // members that reach the group through a view (a reshape: the identity
+    // on the flat index). A value whose dims are one of these, up to literal
+    // 1s, is read through the identity index map.
+    std::vector<std::vector<DimExpr>> views;
     bool hasRowReduction = false;
     // Data movement (injective ops other than reshape) is in the group.
     bool hasMovement = false;
@@ -243,11 +248,71 @@ struct Planner {
   };
   std::map<int, GroupInfo> info;
 
-  bool isRowNumel(const DimExpr& n, const DimExpr& space) {
-    // rowSpaces holds each distinct pair once (plan() dedups them), so this
+  // A shape without its literal 1s: broadcasting, and a reshape that only
+  // adds or drops 1s, map an index to the element at the same other indices.
+  static std::vector<DimExpr> squeezed(const std::vector<DimExpr>& d) {
+    std::vector<DimExpr> r;
+    for (const DimExpr& x : d)
+      if (!(x.isConst() && x.constValue() == 1)) r.push_back(x);
+    return r;
+  }
+
+  // Group g reads a value of dims `d` at its own index: d is, up to 1s,
+  // one of the shapes the group's space is written in (the index maps
+  // between them are the identity).
+  bool inSpace(const std::vector<DimExpr>& d, int g) {
+    std::vector<DimExpr> s = squeezed(d);
+    for (const auto& v : info[g].views)
+      if (sameDims(squeezed(v), s)) return true;
+    return false;
+  }
+
+  // p's result reaches its users through a reshape: a view, whose index map
+  // is the identity on the flat index, so there the element counts compare.
+  bool readThroughView(const Operation* p) {
+    for (auto& r : p->results)
+      for (Operation* u : uses(r.get()))
+        if (u->kind == OpKind::Reshape) return true;
+    return false;
+  }
+
+  // Every user reads p's result through the identity index map: an
+  // elementwise or broadcasting op whose result has p's dims (up to 1s), a
+  // reduction (p is its input, the space it loops over), a composite of
+  // the same shape (softmax, layer_norm), or a view (a
+  // reshape: the identity on the flat index). Any other map (p broadcast
+  // into a larger result, data movement) is not the identity.
+  bool readAtOwnIndex(const Operation* p) {
+    const Value* v = p->result();
+    std::vector<DimExpr> d = squeezed(v->type.dims);
+    for (Operation* u : uses(v)) {
+      // Views, and moves that read each element at most once per operand
+      // (the element generator computes p per read; the kernel is generic).
+      // A reshape is a view only where the counts are proved equal.
+      if (u->kind == OpKind::Reshape && same(numel(u->result()->type), numel(v->type))) continue;
+      if (u->kind == OpKind::Transpose || u->kind == OpKind::Slice || u->kind == OpKind::Concat) continue;
+      if (u->kind == OpKind::BroadcastTo && sameDims(squeezed(u->result()->type.dims), d)) continue;  // adds 1s
+      // A gather of no more elements than p has: computing p per read costs
+      // no more than computing each element once.
+      if (u->kind == OpKind::Gather && u->operands[0] == v && same(numel(u->result()->type), numel(v->type))) continue;
+      Cls c = classify(*u, freeOps);
+      if (c == Cls::Reduction) continue;
+      bool pointwise = (c == Cls::Elementwise && opPattern(*u) <= OpPattern::Broadcast && u->kind != OpKind::BroadcastTo) ||
+                       c == Cls::Composite;
+      if (!pointwise || !sameDims(squeezed(u->result()->type.dims), d)) return false;
+    }
+    return true;
+  }
+
+  // A value of dims `d` is a row of group g's space: the kept dims of a
+  // row reduction whose input is in the space (the stitch and input
+  // lowerings compute such values once per row).
+  bool isRow(const std::vector<DimExpr>& d, int g) {
+    // rowShapes holds each distinct pair once (plan() dedups them), so this
     // is linear in the distinct row shapes, not in the reductions.
-    for (size_t i = 0; i < rowSpaces.size(); ++i)
-      if (same(rowSpaces[i], space) && same(rowNumels[i], n)) return true;
+    std::vector<DimExpr> s = squeezed(d);
+    for (const auto& [in, kept] : rowShapes)
+      if (sameDims(squeezed(kept), s) && inSpace(in, g)) return true;
     return false;
   }
 
@@ -287,7 +352,10 @@ struct Planner {
     };
     bool movedOnly = !users.empty() && std::all_of(users.begin(), users.end(), readsOnce) &&
                      std::any_of(users.begin(), users.end(), [](const Operation* u) { return movesData(*u); });
-    if (movedOnly && !gi.stitch && (c == Cls::Elementwise || c == Cls::Reduction) && !same(out, gi.space)) {
+    // (A reduction at the group's space goes on below: re-read at its input's
+    // size it must be a stitch.)
+    if (movedOnly && !gi.stitch &&
+        (c == Cls::Elementwise || (c == Cls::Reduction && !inSpace(p->result()->type.dims, g)))) {
       gi.hasMovement = true;
       return true;
     }
@@ -296,23 +364,29 @@ struct Planner {
       return false;
     }
     if (c == Cls::Elementwise || c == Cls::Composite) {
-      if (same(out, gi.space)) return true;
-      if (isRowNumel(out, gi.space)) return true;
-      // A cast (f16 gamma widened to f32) is cheaper to redo per element
-      // than to store and read back.
-      if (p->kind == OpKind::Cast) return true;
-      why = "element count " + out.str() + " of %" + p->result()->name + " is not provably " + gi.space.str() +
-            " nor a row of it";
+      if (p->results.size() == 1 && readAtOwnIndex(p)) return true;
+      if (isRow(p->result()->type.dims, g)) return true;
+      // A cast of an argument (f16 gamma widened to f32) is cheaper to redo
+      // per element than to store and read back; a cast of a computed value
+      // would bring that value's chain in, recomputed per read.
+      if (p->kind == OpKind::Cast && (!p->operands[0]->def || freeOps.count(p->operands[0]->def))) return true;
+      why = "%" + p->result()->name + " of type " + p->result()->type.str() + " is not read at the kernel's index " +
+            "(its shape is not provably the kernel's, nor a view or a row of it)";
       return false;
     }
     if (c == Cls::Reduction) {
       DimExpr in = numel(p->operands[0]->type);
       std::set<const Value*> seen;
-      bool full = same(in, gi.space) && reachesFullSize(p->result(), g, seen);
-      if (same(in, gi.space) && !full && !gi.stitch) {
+      const Operation* r0 = gi.reductions.empty() ? nullptr : gi.reductions.front();
+      bool here = inSpace(p->operands[0]->type.dims, g);  // it loops over the group's space
+      bool full = here && reachesFullSize(p->result(), g, seen);
+      // Over another input space (of any size) but to the kept space of the
+      // group's reductions: one (generic) kernel computes them side by side.
+      if (!here && !gi.stitch && r0 && !full && sameDims(squeezed(p->result()->type.dims), squeezed(r0->result()->type.dims)))
+        return true;
+      if (here && !full && !gi.stitch) {
         // Several reductions, one input kernel: over one kept space (with
         // different inputs or axes the kernel is generic, see kindOf).
-        const Operation* r0 = gi.reductions.empty() ? nullptr : gi.reductions.front();
         if (r0 && !same(out, numel(r0->result()->type))) {
           why = "reduction %" + p->result()->name + " keeps " + out.str() + " elements, not the " +
                 numel(r0->result()->type).str() + " of %" + r0->result()->name + " (one kernel reduces to one kept space)";
@@ -320,7 +394,7 @@ struct Planner {
         }
         return true;
       }
-      if (same(in, gi.space)) {
+      if (here) {
         // Its result is used in the group at the full size (or the group is
         // a stitch already): it must be a stitch the stitch lowering takes.
         const std::vector<DimExpr>& dims = p->operands[0]->type.dims;
@@ -349,8 +423,9 @@ struct Planner {
         why = "reduction %" + p->result()->name + " over " + in.str() + " elements does not match the stitch's rows";
         return false;
       }
-      if (same(out, gi.space)) {
+      if (readAtOwnIndex(p)) {
         gi.space = in;  // the group becomes the reduction's loop with an epilogue
+        gi.views = {p->operands[0]->type.dims};
         return true;
       }
       why = "reduction %" + p->result()->name + " over " + in.str() + " elements does not match the kernel's " +
@@ -376,10 +451,9 @@ struct Planner {
     std::set<std::pair<std::string, std::string>> rowPairs;
     for (Operation* op : order)
       if (classify(*op, freeOps) == Cls::Reduction && isRowReduction(*op)) {
-        DimExpr in = numel(op->operands[0]->type), out = numel(op->result()->type);
+        const Type &in = op->operands[0]->type, &out = op->result()->type;
         if (!rowPairs.insert({in.str(), out.str()}).second) continue;
-        rowSpaces.push_back(in);
-        rowNumels.push_back(out);
+        rowShapes.emplace_back(in.dims, out.dims);
       }
     for (Operation* op : order)
       if (classify(*op, freeOps) == Cls::Matmul) planLibrary(op);
@@ -422,13 +496,19 @@ struct Planner {
       if (g < 0) {
         g = nextGroup++;
         Cls c = classify(*p, freeOps);
-        info[g].space = c == Cls::Reduction ? numel(p->operands[0]->type) : numel(p->result()->type);
+        const Type& t = c == Cls::Reduction ? p->operands[0]->type : p->result()->type;
+        info[g].space = numel(t);
+        info[g].views = {t.dims};
         if (!why.empty() && !users.empty() && ctx.opts.fusionRemarks)
           for (int ug : ugroups) remarks[ug].push_back("not fused with %" + p->result()->name + ": " + why);
       }
       group[p] = g;
       GroupInfo& gi = info[g];
       ++gi.ops;
+      // Joined through a view: its shape is one more the space is written in.
+      if (const Type& t = p->result()->type; classify(*p, freeOps) != Cls::Reduction && readThroughView(p) &&
+                                             !inSpace(t.dims, g) && same(numel(t), gi.space))
+        gi.views.push_back(t.dims);
       if (classify(*p, freeOps) == Cls::Reduction && isRowReduction(*p)) gi.hasRowReduction = true;
       if (movesData(*p)) gi.hasMovement = true;
       if (p->kind == OpKind::ArgMax) gi.hasArgmax = true;
