@@ -80,28 +80,6 @@ struct Planner {
 
   // The users of a value, looking through reshapes (views); a reshape with a
   // use outside returns itself so it blocks the merge.
-  // A `dim` of a computed value reads only its shape: it reads an argument
-  // with the same dim instead, so the value stays free to fuse (a mean's
-  // count no longer ties its sum's producer to a kernel of its own).
-  void redirectDims() {
-    for (Operation* op : order) {
-      if (op->kind != OpKind::Dim || op->operands.empty() || !op->operands[0]->def) continue;
-      const Value* v = op->operands[0];
-      const Attribute* ax = op->attr("axis");
-      if (!ax || ax->kind != Attribute::Kind::Int) continue;
-      int64_t a = ax->i < 0 ? ax->i + static_cast<int64_t>(v->type.rank()) : ax->i;
-      if (a < 0 || a >= static_cast<int64_t>(v->type.rank())) continue;
-      const DimExpr& want = v->type.dims[static_cast<size_t>(a)];
-      for (const auto& arg : f.args) {
-        auto it = std::find(arg->type.dims.begin(), arg->type.dims.end(), want);
-        if (it == arg->type.dims.end()) continue;
-        op->operands[0] = arg.get();
-        op->setAttr("axis", Attribute::makeInt(it - arg->type.dims.begin()));
-        break;
-      }
-    }
-  }
-
   void effectiveUsers(const Value* v, std::vector<Operation*>& out) {
     for (Operation* u : uses(v)) {
       if (u->kind == OpKind::Reshape && !returned(u->result())) effectiveUsers(u->result(), out);
@@ -248,15 +226,6 @@ struct Planner {
   };
   std::map<int, GroupInfo> info;
 
-  // A shape without its literal 1s: broadcasting, and a reshape that only
-  // adds or drops 1s, map an index to the element at the same other indices.
-  static std::vector<DimExpr> squeezed(const std::vector<DimExpr>& d) {
-    std::vector<DimExpr> r;
-    for (const DimExpr& x : d)
-      if (!(x.isConst() && x.constValue() == 1)) r.push_back(x);
-    return r;
-  }
-
   // Group g reads a value of dims `d` at its own index: d is, up to 1s,
   // one of the shapes the group's space is written in (the index maps
   // between them are the identity).
@@ -314,10 +283,6 @@ struct Planner {
     for (const auto& [in, kept] : rowShapes)
       if (sameDims(squeezed(kept), s) && inSpace(in, g)) return true;
     return false;
-  }
-
-  static bool movesData(const Operation& op) {
-    return (opPattern(op) == OpPattern::Injective && op.kind != OpKind::Reshape) || op.kind == OpKind::BroadcastTo;
   }
 
   bool sameDims(const std::vector<DimExpr>& a, const std::vector<DimExpr>& b) {
@@ -444,7 +409,7 @@ struct Planner {
       if (op->kind == OpKind::Check)
         if (auto r = checkRelation(*op)) solver.assume(*r);
     }
-    redirectDims();
+    redirectDims(f);
     buildUses();
     for (Operation* op : order)
       if (isFreeOp(*op, freeOps)) freeOps.insert(op);

@@ -1,6 +1,7 @@
 // The fusion planner's view of single ops: classes and the forms the lowerings take (declared in FuseOps.h).
 #include "passes/FuseOps.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "ir/IndexMap.h"
@@ -80,6 +81,37 @@ bool layoutCompatible(const Operation& op) {
   if (!p) return r == 2;
   int64_t last = static_cast<int64_t>(r) - 1;
   return p->list[r - 1].i == last || p->list[r - 2].i == last;
+}
+
+bool movesData(const Operation& op) {
+  return (opPattern(op) == OpPattern::Injective && op.kind != OpKind::Reshape) || op.kind == OpKind::BroadcastTo;
+}
+
+std::vector<DimExpr> squeezed(const std::vector<DimExpr>& d) {
+  std::vector<DimExpr> r;
+  for (const DimExpr& x : d)
+    if (!(x.isConst() && x.constValue() == 1)) r.push_back(x);
+  return r;
+}
+
+void redirectDims(Function& f) {
+  for (auto& opp : f.ops) {
+    Operation* op = opp.get();
+    if (op->kind != OpKind::Dim || op->operands.empty() || !op->operands[0]->def) continue;
+    const Value* v = op->operands[0];
+    const Attribute* ax = op->attr("axis");
+    if (!ax || ax->kind != Attribute::Kind::Int) continue;
+    int64_t a = ax->i < 0 ? ax->i + static_cast<int64_t>(v->type.rank()) : ax->i;
+    if (a < 0 || a >= static_cast<int64_t>(v->type.rank())) continue;
+    const DimExpr& want = v->type.dims[static_cast<size_t>(a)];
+    for (const auto& arg : f.args) {
+      auto it = std::find(arg->type.dims.begin(), arg->type.dims.end(), want);
+      if (it == arg->type.dims.end()) continue;
+      op->operands[0] = arg.get();
+      op->setAttr("axis", Attribute::makeInt(it - arg->type.dims.begin()));
+      break;
+    }
+  }
 }
 
 }  // namespace dscc::fuseops

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <set>
+#include <vector>
 
 #include "ir/IR.h"
 
@@ -32,5 +33,17 @@ bool isRowReduction(const Operation& op);
 /// A transpose the BLAS can read or write through strides (the contiguous
 /// input axis stays among the two innermost output axes), or a reshape.
 bool layoutCompatible(const Operation& op);
+
+/// Data movement: an injective op other than a reshape (a view), or broadcast_to.
+bool movesData(const Operation& op);
+
+/// A shape without its literal 1s: broadcasting, and a reshape that only adds
+/// or drops 1s, map an index to the element at the same other indices.
+std::vector<DimExpr> squeezed(const std::vector<DimExpr>& d);
+
+/// Points each `dim` of a computed value at an argument with the same dim: a
+/// dim reads only a shape, so the value stays free to fuse (a mean's count no
+/// longer ties its sum's producer to a kernel of its own).
+void redirectDims(Function& f);
 
 }  // namespace dscc::fuseops
