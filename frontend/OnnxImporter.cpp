@@ -382,24 +382,22 @@ void reserveDimNames(Ctx& c, const onnx::GraphProto& g) {
 
 // An initializer that is also a graph input (its default value) must fit
 // the input's declared type: its element type and every fixed dim.
-void checkInitializerInput(const onnx::GraphProto& g, const onnx::TensorProto& t, const Tensor& value) {
-  for (const auto& vi : g.input()) {
-    if (vi.name() != t.name() || !vi.type().has_tensor_type()) continue;
-    const auto& tt = vi.type().tensor_type();
-    if (tt.elem_type() != 0 && tt.elem_type() != t.data_type())
-      throw ImportError("its data type " + onnxTypeName(t.data_type()) + " differs from the graph input's " +
-                        onnxTypeName(tt.elem_type()));
-    if (!tt.has_shape()) continue;
-    std::string have = "[", want = "[";
-    bool ok = tt.shape().dim_size() == static_cast<int>(value.rank());
-    for (int k = 0; k < tt.shape().dim_size(); ++k) {
-      const auto& d = tt.shape().dim(k);
-      want += (k ? ", " : "") + (d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param().empty() ? "?" : d.dim_param());
-      if (ok && d.has_dim_value() && d.dim_value() != value.shape[static_cast<size_t>(k)]) ok = false;
-    }
-    for (size_t k = 0; k < value.rank(); ++k) have += (k ? ", " : "") + std::to_string(value.shape[k]);
-    if (!ok) throw ImportError("its shape " + have + "] differs from the graph input's declared shape " + want + "]");
+void checkInitializerInput(const onnx::ValueInfoProto& vi, const onnx::TensorProto& t, const Tensor& value) {
+  if (!vi.type().has_tensor_type()) return;
+  const auto& tt = vi.type().tensor_type();
+  if (tt.elem_type() != 0 && tt.elem_type() != t.data_type())
+    throw ImportError("its data type " + onnxTypeName(t.data_type()) + " differs from the graph input's " +
+                      onnxTypeName(tt.elem_type()));
+  if (!tt.has_shape()) return;
+  std::string have = "[", want = "[";
+  bool ok = tt.shape().dim_size() == static_cast<int>(value.rank());
+  for (int k = 0; k < tt.shape().dim_size(); ++k) {
+    const auto& d = tt.shape().dim(k);
+    want += (k ? ", " : "") + (d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param().empty() ? "?" : d.dim_param());
+    if (ok && d.has_dim_value() && d.dim_value() != value.shape[static_cast<size_t>(k)]) ok = false;
   }
+  for (size_t k = 0; k < value.rank(); ++k) have += (k ? ", " : "") + std::to_string(value.shape[k]);
+  if (!ok) throw ImportError("its shape " + have + "] differs from the graph input's declared shape " + want + "]");
 }
 
 // The dims of a graph input's type; symbols record where their size comes from.
@@ -527,6 +525,8 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
     for (const auto& t : g.initializer()) inits.insert(t.name());
     if (g.sparse_initializer_size()) throw ImportError("sparse initializers are not supported");
     reserveDimNames(c, g);
+    std::map<std::string, const onnx::ValueInfoProto*> inputInfo;  // graph inputs by name, for their initializers
+    for (const auto& vi : g.input()) inputInfo.emplace(vi.name(), &vi);
     for (const auto& vi : g.input()) {
       where = "graph input '" + vi.name() + "': ";
       if (inits.count(vi.name())) continue;  // an initializer listed as an input: a constant (checked below)
@@ -573,7 +573,7 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
       mt->clear_float_data(), mt->clear_int64_data(), mt->clear_int32_data(), mt->clear_double_data();
       o.type.dtype = o.cst->dtype;
       for (int64_t d : o.cst->shape) o.type.dims.push_back(DimExpr(d));
-      checkInitializerInput(g, t, *o.cst);
+      if (auto it = inputInfo.find(t.name()); it != inputInfo.end()) checkInitializerInput(*it->second, t, *o.cst);
       if (isInteger(o.type.dtype) && o.cst->rank() <= 1 && o.cst->numel() <= 64) {
         o.elems.emplace();
         for (int64_t k = 0; k < o.cst->numel(); ++k) o.elems->push_back(DimExpr(o.cst->getI(k)));
