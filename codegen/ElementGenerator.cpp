@@ -162,8 +162,27 @@ struct LlvmArith {
   V mul(V x, V y) { return b.CreateMul(x, y); }
   // The ops' maps divide in i64 in every version: LLVM folds a contiguous
   // reshape's round trip (x / D * D + x % D) only there.
-  V div(V x, V y) { return b.CreateUDiv(x, y); }
-  V rem(V x, V y) { return b.CreateURem(x, y); }
+  V div(V x, V y) { return b.CreateUDiv(x, nonZero(y)); }
+  V rem(V x, V y) { return b.CreateURem(x, nonZero(y)); }
+  // A divisor is a dim, 0 only when no element is read through it; umax(D, 1)
+  // makes the division safe to speculate. Otherwise LLVM 19's loop vectoriser
+  // if-converts a concat's branches with the division predicated per lane and
+  // takes a masked-off lane's poison as a consecutive load's address (wrong
+  // answers with AVX-512 masked loads: llvm-project#142957; random seed
+  // 6006 program 43). One per divisor, right after its definition, so that
+  // the round trip above still sees one value.
+  V nonZero(V y) {
+    if (llvm::isa<llvm::ConstantInt>(y)) return y;
+    auto [it, fresh] = nonZeroOf.try_emplace(y, nullptr);
+    if (!fresh) return it->second;
+    llvm::IRBuilder<> t(b.getContext());
+    if (auto* inst = llvm::dyn_cast<llvm::Instruction>(y))
+      t.SetInsertPoint(inst->getParent(), *inst->getInsertionPointAfterDef());
+    else
+      t.SetInsertPoint(b.GetInsertBlock()->getParent()->getEntryBlock().getFirstInsertionPt());
+    return it->second = t.CreateBinaryIntrinsic(llvm::Intrinsic::umax, y, t.getInt64(1), nullptr, "nz");
+  }
+  std::map<V, V> nonZeroOf;
   V lt(V x, V y) { return b.CreateICmpSLT(x, y); }
   V eq(V x, V y) { return b.CreateICmpEQ(x, y); }
   V select(V cnd, V x, V y) { return b.CreateSelect(cnd, x, y); }
@@ -191,7 +210,7 @@ class Generator {
     b_.CreateCondBr(b_.CreateICmpSLT(begin, end), setup, done);
     b_.SetInsertPoint(setup);
     DimEmitter dims(b_, sizes, p_.iface.symbols);
-    LlvmArith a{b_, dims_, dims};
+    LlvmArith a{b_, dims_, dims, {}};
     arith_ = &a;
     emitSetup(dims, inputs, outputs);
     const Operation& f = *p_.fusion;

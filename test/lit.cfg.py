@@ -28,6 +28,15 @@ if os.path.isdir(shared_workloads):
     config.available_features.add("shared-workloads")
     config.substitutions.append(("%shared_workloads", shared_workloads))
 
+# AVX-512: code built for x86-64-v4 runs only on such a CPU; tests that run
+# it say REQUIRES: avx512f (their IR checks run everywhere).
+try:
+    with open("/proc/cpuinfo") as f:
+        if " avx512f" in f.read():
+            config.available_features.add("avx512f")
+except OSError:
+    pass
+
 # The CUDA toolkit, where present: ptxas assembles generated PTX, libdevice
 # provides GPU math. Tests that need them say so with REQUIRES and are
 # reported UNSUPPORTED (with that reason) where the toolkit is absent.
