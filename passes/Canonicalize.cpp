@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "ir/IndexMap.h"
 #include "ir/Rewrite.h"
 #include "passes/DCE.h"
 
@@ -204,12 +205,42 @@ std::unique_ptr<Operation> powToMul(Function& f, Operation& op, DiagEngine& diag
   return sq;
 }
 
+// True when every axis `op` reduces has extent 1.
+bool unitAxesOnly(const Operation& op) {
+  std::vector<size_t> axes = reducedAxes(op);
+  const std::vector<DimExpr>& dims = op.operands[0]->type.dims;
+  if (axes.empty()) return false;
+  for (size_t a : axes)
+    if (a >= dims.size() || !dims[a].isConst() || dims[a].constValue() != 1) return false;
+  return true;
+}
+
+// A reduction over axes of extent 1 only -> its operand (keepdims) or a
+// reshape to its result (dropping the 1s): each output element reduces one
+// element, which every reduction (sum, mean, max, min, prod) returns as is.
+// Why: a reduction of a reduced value over its kept 1s (random seed 6007
+// program 197) is no reduction, and the planner need not place it as one.
+Value* reduceOverOnes(const Operation& op) {
+  if (op.info().category != OpCategory::Reduce || !keepsDims(op)) return nullptr;
+  return unitAxesOnly(op) ? sameTypeOperand(op, 0) : nullptr;
+}
+
+// Without keepdims: the reduction becomes a reshape in place.
+bool reduceOverOnesToReshape(Operation& op) {
+  if (op.info().category != OpCategory::Reduce || keepsDims(op) || !unitAxesOnly(op)) return false;
+  op.kind = OpKind::Reshape;
+  op.attrs.clear();
+  op.hasExplicitType = true;  // a reshape states its result type
+  return true;
+}
+
 using ReplaceRule = Value* (*)(const Operation&);
 using UpdateRule = bool (*)(Operation&);
 
 constexpr ReplaceRule kReplaceRules[] = {mulByOne, addZero, subZero, divByOne, negNeg, identityTranspose,
-                                         reshapeOrBroadcastToSameType, castToSameDType, selectConstantCondition};
-constexpr UpdateRule kUpdateRules[] = {composeTransposes, reshapeOfReshape};
+                                         reshapeOrBroadcastToSameType, castToSameDType, selectConstantCondition,
+                                         reduceOverOnes};
+constexpr UpdateRule kUpdateRules[] = {composeTransposes, reshapeOfReshape, reduceOverOnesToReshape};
 
 // ---------------------------------------------------------------------------
 // The driver.

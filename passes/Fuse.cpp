@@ -347,7 +347,12 @@ struct Planner {
       bool full = here && reachesFullSize(p->result(), g, seen);
       // Over another input space (of any size) but to the kept space of the
       // group's reductions: one (generic) kernel computes them side by side.
-      if (!here && !gi.stitch && r0 && !full && sameDims(squeezed(p->result()->type.dims), squeezed(r0->result()->type.dims)))
+      // Not when a reduction of the group reads p: that is a chain (seed
+      // 6007 program 197), not two reductions side by side.
+      bool chained = std::any_of(users.begin(), users.end(),
+                                 [&](const Operation* u) { return classify(*u, freeOps) == Cls::Reduction; });
+      if (!here && !gi.stitch && r0 && !full && !chained &&
+          sameDims(squeezed(p->result()->type.dims), squeezed(r0->result()->type.dims)))
         return true;
       if (here && !full && !gi.stitch) {
         // Several reductions, one input kernel: over one kept space (with
@@ -388,8 +393,14 @@ struct Planner {
         why = "reduction %" + p->result()->name + " over " + in.str() + " elements does not match the stitch's rows";
         return false;
       }
-      if (readAtOwnIndex(p)) {
-        gi.space = in;  // the group becomes the reduction's loop with an epilogue
+      // The group becomes the reduction's loop with an epilogue, which the
+      // input lowering computes at the kept space: the group's values must
+      // have its size (a value broadcast from the reduced one to a larger
+      // shape is not an epilogue: seeds 6012 program 208, 6020 program 167).
+      // A group that moves data is generic: its users read p at most once
+      // per element (readAtOwnIndex), at any size.
+      if (readAtOwnIndex(p) && (same(gi.space, out) || gi.hasMovement)) {
+        gi.space = in;
         gi.views = {p->operands[0]->type.dims};
         return true;
       }
@@ -428,6 +439,11 @@ struct Planner {
       if (group.count(p) || freeOps.count(p)) continue;
       std::vector<Operation*> users;
       for (auto& r : p->results) effectiveUsers(r.get(), users);
+      // Dead code (fuse run without dce first) stays as it is: a kernel of
+      // it would yield nothing.
+      if (users.empty() && std::none_of(p->results.begin(), p->results.end(),
+                                        [&](const auto& r) { return returned(r.get()); }))
+        continue;
       std::set<int> ugroups;
       bool ungrouped = false;
       for (Operation* u : users) {
