@@ -1,5 +1,6 @@
 // Shape distribution files: YAML parsing with located errors, seeded draws, merging and checks against the `where` facts.
 #include "tuner/ShapeDistribution.h"
+#include "tuner/YamlDocs.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -221,20 +222,6 @@ std::string located(const std::string& file, YamlLoc l, const std::string& msg) 
   return file + ":" + std::to_string(l.line) + ":" + std::to_string(l.col) + ": error: " + escapeNonPrintable(msg);
 }
 
-// The last line that starts a document (`---`), for a second document
-// yaml-cpp gives no mark (it is empty).
-YamlLoc secondDocumentLine(const std::string& text) {
-  YamlLoc l;
-  int line = 1;
-  for (size_t i = 0; i < text.size(); ++line) {
-    size_t end = text.find('\n', i);
-    if (text.compare(i, 3, "---") == 0) l = {line, 1};
-    if (end == std::string::npos) break;
-    i = end + 1;
-  }
-  return l;
-}
-
 // A double in [0, 1) from 53 random bits.
 double unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
@@ -284,15 +271,12 @@ bool parseDistribution(const std::string& file, const std::string& text, Distrib
   out = DistributionSpec{};
   out.file = file;
   try {
-    // Every document, so that one after a `---` is an error rather than
-    // silently ignored (YAML::Load reads the first only).
-    std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() > 1) {
-      YamlLoc l = locOf(docs[1]);
-      if (l.line == 0) l = secondDocumentLine(text);  // an empty document has no mark
-      throw LocatedError{l, "a second YAML document: a shape file is one document (remove the '---' and what follows)"};
-    }
-    parseTop(docs.empty() ? YAML::Node() : docs[0], out);
+    // A second document is an error rather than silently ignored
+    // (YAML::Load reads the first only); see secondDocumentLine.
+    if (int line = secondDocumentLine(text))
+      throw LocatedError{YamlLoc{line, 1},
+                         "a second YAML document: a shape file is one document (remove the '---' and what follows)"};
+    parseTop(YAML::Load(text), out);
   } catch (const LocatedError& e) {
     err = located(file, e.loc, e.msg);
     return false;

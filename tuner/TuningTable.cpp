@@ -1,5 +1,6 @@
 // Range tables from measurements (a DP over sorted sizes), the tuning YAML (write, read with located errors) and merging shards.
 #include "tuner/TuningTable.h"
+#include "tuner/YamlDocs.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -404,25 +405,12 @@ bool readTuning(const std::string& file, TuningFile& out, std::string& err) {
     return false;
   }
   try {
-    // A second document (a `---` line after content) is an error rather than
-    // silently ignored (YAML::Load reads the first only). Found in the text:
-    // yaml-cpp's LoadAll did not return on a 44-byte fuzz input.
-    {
-      bool content = false;
-      int line = 0;
-      for (size_t i = 0; i <= text.size(); ++line) {
-        size_t end = std::min(text.find('\n', i), text.size());
-        std::string l = text.substr(i, end - i);
-        bool marker = l.compare(0, 3, "---") == 0 && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
-        if (marker && content) {
-          YAML::Mark m;
-          m.line = line;
-          throw ReadError{m, "a second YAML document: a tuning file is one document (remove the '---' and what follows)"};
-        }
-        size_t k = l.find_first_not_of(" \t\r");
-        if (!marker && k != std::string::npos && l[k] != '#' && l[0] != '%') content = true;
-        i = end + 1;
-      }
+    // A second document is an error rather than silently ignored
+    // (YAML::Load reads the first only); see secondDocumentLine.
+    if (int line = secondDocumentLine(text)) {
+      YAML::Mark m;
+      m.line = line - 1;  // yaml-cpp's marks count from 0
+      throw ReadError{m, "a second YAML document: a tuning file is one document (remove the '---' and what follows)"};
     }
     YAML::Node root = YAML::Load(text);
     if (!root.IsMap()) bad(root, "a tuning file must be a map, not " + std::string(root.IsNull() ? "empty" : "this"));
