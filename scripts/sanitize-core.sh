@@ -2,9 +2,10 @@
 # CI's sanitizer stage: ir/, passes/, runtime/ and the readers under ASan+UBSan, their unit tests and the fuzz corpora replayed.
 #
 # Builds build-san/ (gcc, -DDSCC_SANITIZE="address;undefined"
-# -DDSCC_SANITIZE_CORE=ON: no LLVM, ONNX or tools code) and runs its ctest:
+# -DDSCC_SANITIZE_CORE=ON: no LLVM or tools code) and runs its ctest:
 # dscc-core-unittests and fuzz_regression_TARGET for fuzz_parse,
-# fuzz_pipeline, fuzz_npy, fuzz_shapes and fuzz_tuning, every finding fatal.
+# fuzz_pipeline, fuzz_npy, fuzz_shapes, fuzz_tuning and fuzz_onnx, every
+# finding fatal.
 # scripts/test.sh runs it after the normal suite; its cost is measured in
 # docs/hardening.md ("Sanitizers"). `scripts/test.sh --no-sanitize` skips it.
 set -euo pipefail

@@ -14,7 +14,8 @@ foreach(t ${DSCC_CORE_UNIT_TESTS})
   list(APPEND _sources ${CMAKE_CURRENT_LIST_DIR}/unit/${t}.cpp)
 endforeach()
 # The two readers, compiled once for the unit tests and fuzz_shapes / fuzz_tuning.
-add_library(dscc_readers STATIC ${CMAKE_SOURCE_DIR}/tuner/TuningTable.cpp ${CMAKE_SOURCE_DIR}/tuner/ShapeDistribution.cpp)
+add_library(dscc_readers STATIC ${CMAKE_SOURCE_DIR}/tuner/TuningTable.cpp ${CMAKE_SOURCE_DIR}/tuner/ShapeDistribution.cpp
+            ${CMAKE_SOURCE_DIR}/tuner/YamlDocs.cpp)
 target_link_libraries(dscc_readers PUBLIC dscc_ir yaml-cpp)
 add_executable(dscc-core-unittests ${_sources})
 target_link_libraries(dscc-core-unittests PRIVATE dscc_passes dscc_readers dscc_ir dscc_runtime GTest::gtest GTest::gtest_main)
