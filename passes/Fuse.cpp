@@ -8,6 +8,7 @@
 
 #include "ir/IndexMap.h"
 #include "ir/Rewrite.h"
+#include "passes/FuseKinds.h"
 #include "passes/FuseOps.h"
 #include "passes/ShapeSolver.h"
 
@@ -570,94 +571,12 @@ struct Planner {
     return true;
   }
 
-  // The kind of a group: library with a matmul; generic when an op's index
-  // map is not the kernel's index (readsAtKernelIndex: data movement, argmax),
-  // which only the element generator lowers (`why` names the op); else
-  // stitch, input or loop by how reductions are read.
+  // The kind of a group (passes/FuseKinds.h), asking this planner's solver
+  // and use map.
   std::string kindOf(const std::vector<Operation*>& ops, std::string& why) {
-    for (Operation* o : ops)
-      if (o->kind == OpKind::Matmul) return "library";
-    for (Operation* o : ops)
-      if (classify(*o, freeOps) != Cls::Composite && !readsAtKernelIndex(*o)) {
-        why = "generic: %" + o->result()->name + " (" + std::string(o->name()) + ") reads its operand at a computed index (" +
-              patternName(opPattern(*o)) + "), which only the element generator lowers";
-        return "generic";
-      }
-    bool red = false, stitch = false, nested = false;
-    // Values computed (within the kernel) from a reduction's result, with
-    // the element count of that reduction's input.
-    std::map<const Value*, DimExpr> downstream;
-    for (Operation* o : ops) {
-      if (o->kind == OpKind::Matmul) return "library";
-      Cls c = classify(*o, freeOps);
-      if (c == Cls::Composite) stitch = true;
-      for (const Value* v : o->operands) {
-        auto it = downstream.find(v);
-        if (it == downstream.end()) continue;
-        // Used again at the full size of the reduced input: a stitch.
-        if (same(numel(o->result()->type), it->second)) stitch = true;
-        downstream.emplace(o->result(), it->second);
-      }
-      if (c == Cls::Reduction) {
-        red = true;
-        nested |= downstream.count(o->operands[0]) != 0;
-        downstream[o->result()] = numel(o->operands[0]->type);
-      }
-    }
-    // A reduction of a reduced value that is not re-read at full size: no
-    // input kernel takes it (random batch seed 3, program 86).
-    if (red && !stitch && nested) {
-      why = "generic: a reduction reads another reduction's result, which an input kernel does not take";
-      return "generic";
-    }
-    if (red && !stitch) {
-      // An input kernel yields reduced values only; one that also yields a
-      // value at the reductions' full size is the stitch lowering's form
-      // when every reduction reduces the last axis of the same rows (it
-      // stores full-size results), else the element generator's.
-      std::set<const Operation*> in(ops.begin(), ops.end());
-      const Operation* r0 = nullptr;
-      bool rowsAlike = true;
-      bool oneSpace = true;  // the input lowering's form: one input space, one axis set
-      for (Operation* o : ops)
-        if (classify(*o, freeOps) == Cls::Reduction) {
-          if (!r0) r0 = o;
-          rowsAlike &= lastAxisReduction(*o) && o->operands[0]->type.dims == r0->operands[0]->type.dims;
-          oneSpace &= o->operands[0]->type.dims == r0->operands[0]->type.dims && reducedAxes(*o) == reducedAxes(*r0);
-          if (!oneSpace) {
-            why = "generic: reductions %" + r0->result()->name + " and %" + o->result()->name +
-                  " differ in input dims or axes, which one input kernel does not reduce";
-            return "generic";
-          }
-        }
-      for (Operation* o : ops) {
-        if (classify(*o, freeOps) == Cls::Reduction || downstream.count(o->result())) continue;
-        if (!yieldedBy(o->result(), in) || !same(numel(o->result()->type), numel(r0->operands[0]->type))) continue;
-        if (rowsAlike) return "stitch";
-        why = "generic: %" + o->result()->name + " is yielded at the full size of reduction %" + r0->result()->name +
-              ", which an input kernel does not store";
-        return "generic";
-      }
-    }
-    if (!red && !stitch) {
-      // A loop kernel stores every result at the index of one iteration
-      // space: results whose dims differ as written (f32[M] beside
-      // f32[bcast(K, M)], equal in count only by the checks: random batch
-      // seed 3002, program 136) are stored by the element generator.
-      std::set<const Operation*> in(ops.begin(), ops.end());
-      const Value* first = nullptr;
-      for (Operation* o : ops)
-        for (const auto& r : o->results) {
-          if (!yieldedBy(r.get(), in)) continue;
-          if (!first) first = r.get();
-          else if (r->type.dims != first->type.dims) {
-            why = "generic: results %" + first->name + " (" + first->type.str() + ") and %" + r->name + " (" +
-                  r->type.str() + ") differ in shape, which one loop kernel does not store";
-            return "generic";
-          }
-        }
-    }
-    return stitch ? "stitch" : red ? "input" : "loop";
+    KindQueries q{freeOps, [this](const DimExpr& x, const DimExpr& y) { return same(x, y); },
+                  [this](const Value* v, const std::set<const Operation*>& in) { return yieldedBy(v, in); }};
+    return kernelKind(ops, q, why);
   }
 
   // Rewrites the function: one fusion op per group, in a dependency order.

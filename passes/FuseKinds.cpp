@@ -1,0 +1,113 @@
+// The kind of a fused kernel (loop, input, stitch, generic, library): which lowering takes it.
+#include "passes/FuseKinds.h"
+
+#include <map>
+
+#include "ir/IndexMap.h"
+
+namespace dscc::fuseops {
+
+std::string kernelKind(const std::vector<Operation*>& ops, const KindQueries& q, std::string& why) {
+  const std::set<const Operation*>& freeOps = q.freeOps;
+  const auto& same = q.same;
+  const auto& yieldedBy = q.yieldedBy;
+  for (Operation* o : ops)
+    if (o->kind == OpKind::Matmul) return "library";
+  for (Operation* o : ops)
+    if (classify(*o, freeOps) != Cls::Composite && !readsAtKernelIndex(*o)) {
+      why = "generic: %" + o->result()->name + " (" + std::string(o->name()) + ") reads its operand at a computed index (" +
+            patternName(opPattern(*o)) + "), which only the element generator lowers";
+      return "generic";
+    }
+  bool red = false, stitch = false, nested = false;
+  // Values computed (within the kernel) from a reduction's result, with
+  // the element count of that reduction's input.
+  std::map<const Value*, DimExpr> downstream;
+  for (Operation* o : ops) {
+    if (o->kind == OpKind::Matmul) return "library";
+    Cls c = classify(*o, freeOps);
+    if (c == Cls::Composite) stitch = true;
+    for (const Value* v : o->operands) {
+      auto it = downstream.find(v);
+      if (it == downstream.end()) continue;
+      // Used again at the full size of the reduced input: a stitch.
+      if (same(numel(o->result()->type), it->second)) stitch = true;
+      downstream.emplace(o->result(), it->second);
+    }
+    if (c == Cls::Reduction) {
+      red = true;
+      nested |= downstream.count(o->operands[0]) != 0;
+      downstream[o->result()] = numel(o->operands[0]->type);
+    }
+  }
+  std::set<const Operation*> in(ops.begin(), ops.end());
+  const Operation* r0 = nullptr;  // the first reduction
+  for (Operation* o : ops)
+    if (!r0 && classify(*o, freeOps) == Cls::Reduction) r0 = o;
+  // A reduction of a reduced value that is not re-read at full size: no
+  // input kernel takes it (random batch seed 3, program 86).
+  if (red && !stitch && nested) {
+    why = "generic: a reduction reads another reduction's result, which an input kernel does not take";
+    return "generic";
+  }
+  if (red && !stitch) {
+    // An input kernel yields reduced values only; one that also yields a
+    // value at the reductions' full size is the stitch lowering's form
+    // when every reduction reduces the last axis of the same rows (it
+    // stores full-size results), else the element generator's.
+    bool rowsAlike = true;
+    bool oneSpace = true;  // the input lowering's form: one input space, one axis set
+    for (Operation* o : ops)
+      if (classify(*o, freeOps) == Cls::Reduction) {
+        rowsAlike &= lastAxisReduction(*o) && o->operands[0]->type.dims == r0->operands[0]->type.dims;
+        oneSpace &= o->operands[0]->type.dims == r0->operands[0]->type.dims && reducedAxes(*o) == reducedAxes(*r0);
+        if (!oneSpace) {
+          why = "generic: reductions %" + r0->result()->name + " and %" + o->result()->name +
+                " differ in input dims or axes, which one input kernel does not reduce";
+          return "generic";
+        }
+      }
+    for (Operation* o : ops) {
+      if (classify(*o, freeOps) == Cls::Reduction || downstream.count(o->result())) continue;
+      if (!yieldedBy(o->result(), in) || !same(numel(o->result()->type), numel(r0->operands[0]->type))) continue;
+      if (rowsAlike) return "stitch";
+      why = "generic: %" + o->result()->name + " is yielded at the full size of reduction %" + r0->result()->name +
+            ", which an input kernel does not store";
+      return "generic";
+    }
+  }
+  if (red) {
+    // The input and stitch lowerings store what the reductions feed (a
+    // reduced value, a stitch's full-size value); a value computed before
+    // them (a scalar of other kernels' results broadcast into the input,
+    // yielded too) only the element generator stores (seed 8001 program 277).
+    for (Operation* o : ops) {
+      if (classify(*o, freeOps) == Cls::Reduction || downstream.count(o->result()) || !yieldedBy(o->result(), in))
+        continue;
+      if (stitch && same(numel(o->result()->type), numel(r0->operands[0]->type))) continue;
+      why = "generic: %" + o->result()->name + " is yielded but computed before the kernel's reductions, at " +
+            "other than their input's size, which the input and stitch lowerings do not store";
+      return "generic";
+    }
+  }
+  if (!red && !stitch) {
+    // A loop kernel stores every result at the index of one iteration
+    // space: results whose dims differ as written (f32[M] beside
+    // f32[bcast(K, M)], equal in count only by the checks: random batch
+    // seed 3002, program 136) are stored by the element generator.
+    const Value* first = nullptr;
+    for (Operation* o : ops)
+      for (const auto& r : o->results) {
+        if (!yieldedBy(r.get(), in)) continue;
+        if (!first) first = r.get();
+        else if (r->type.dims != first->type.dims) {
+          why = "generic: results %" + first->name + " (" + first->type.str() + ") and %" + r->name + " (" +
+                r->type.str() + ") differ in shape, which one loop kernel does not store";
+          return "generic";
+        }
+      }
+  }
+  return stitch ? "stitch" : red ? "input" : "loop";
+}
+
+}  // namespace dscc::fuseops
