@@ -285,11 +285,20 @@ class Gen:
         else:
             self.emit("gelu %%%s {approximate = \"tanh\"}" % x, dims)
 
-    def op_integer(self, x, dims):
-        # An i32 chain: floor(4x) as integers, integer ops, maybe an integer
-        # reduction or argmax, back to f32.
+    def floor4(self, x, dims):
+        """4x + 0.375: what the integer chains floor (steps at (k - 0.375) / 4, not at 0)."""
         c = self.emit("constant 4.0 : f32[]", [], pool=False)
         m = self.emit("mul %%%s, %%%s" % (x, c), dims, pool=False)
+        o = self.emit("constant 0.375 : f32[]", [], pool=False)
+        return self.emit("add %%%s, %%%s" % (m, o), dims, pool=False)
+
+    def op_integer(self, x, dims):
+        # An i32 chain: floor(4x + 0.375) as integers, integer ops, maybe an
+        # integer reduction or argmax, back to f32. The offset keeps the
+        # step away from 0: a tail value of gelu or sigmoid is a tiny
+        # negative in the interpreter (f64) and 0 in a kernel (f32), and
+        # floor(4x) made that -1 against 0 (seed 8017 program 125).
+        m = self.floor4(x, dims)
         f = self.emit("floor %%%s" % m, dims, pool=False)
         i = self.emit("cast %%%s {to = i32}" % f, dims, pool=False)
         k = self.emit("constant 3 : i32[]", [], pool=False)
@@ -545,9 +554,8 @@ class Gen:
             n = self.r.choice(["3", "M"])
             if dt == "f64":
                 a = self.emit("cast %%%s {to = f64}" % x, dims, pool=False)
-            else:  # small integers: floor(4x) keeps the sums exact
-                c = self.emit("constant 4.0 : f32[]", [], pool=False)
-                m = self.emit("mul %%%s, %%%s" % (x, c), dims, pool=False)
+            else:  # small integers: floor(4x + 0.375) keeps the sums exact
+                m = self.floor4(x, dims)
                 f = self.emit("floor %%%s" % m, dims, pool=False)
                 a = self.emit("cast %%%s {to = i32}" % f, dims, pool=False)
             w = self.arg([k, n], dtype=dt)
