@@ -1,5 +1,6 @@
 // libFuzzer target: the tuning-file reader, and writing back and re-reading what it accepts.
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "fuzz/FuzzInput.h"
@@ -17,6 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text = tuner::writeTuning(t);
   fuzz::MemFile g(reinterpret_cast<const uint8_t*>(text.data()), text.size(), "again.yaml");
   tuner::TuningFile u;
-  if (!tuner::readTuning(g.path(), u, err)) __builtin_trap();
+  if (!tuner::readTuning(g.path(), u, err)) {
+    std::fprintf(stderr, "the reader refused what it wrote:\n%s\n--- written:\n%s\n", err.c_str(), text.c_str());
+    __builtin_trap();
+  }
   return 0;
 }

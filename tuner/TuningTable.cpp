@@ -357,7 +357,7 @@ std::string writeTuning(const TuningFile& t) {
   o << "# dscc-tune: kernel configurations per size range (schema: docs/tuning.md)\n";
   o << "version: " << t.version << "\n";
   o << "compiler: " << quoted(t.compiler) << "\n";
-  o << "target: " << t.target << "\n";
+  o << "target: " << quoted(t.target) << "\n";
   o << "device: " << quoted(t.device) << "\n";
   o << "func: " << quoted(t.func) << "\n";
   o << "source: " << quoted(t.source) << "\n";
@@ -424,7 +424,16 @@ bool readTuning(const std::string& file, TuningFile& out, std::string& err) {
                       "expected_ns", "kernels"},
                "the file");
     out.compiler = str(need(root, "compiler", "the file"), "compiler");
-    out.target = str(need(root, "target", "the file"), "target");
+    {
+      // What `dscc compile --target` takes: cpu or cuda:sm_NN (an empty or
+      // tagged scalar, `target: !x`, is none of them).
+      YAML::Node tn = need(root, "target", "the file");
+      out.target = str(tn, "target");
+      const std::string sm = "cuda:sm_";
+      bool cuda = out.target.rfind(sm, 0) == 0 && out.target.size() > sm.size() &&
+                  out.target.find_first_not_of("0123456789", sm.size()) == std::string::npos;
+      if (out.target != "cpu" && !cuda) bad(tn, "target must be cpu or cuda:sm_NN, not '" + out.target + "'");
+    }
     out.device = str(need(root, "device", "the file"), "device");
     out.func = str(need(root, "func", "the file"), "func");
     if (YAML::Node s = root["source"]) out.source = str(s, "source");
