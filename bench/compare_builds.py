@@ -2,7 +2,7 @@
 """Before/after benchmark of two dscc builds on the shared workloads: a table of medians and ratios from one run.
 
 Usage: /usr/bin/python3 bench/compare_builds.py --before OLD/tools/dscc --after NEW/tools/dscc
-       [--threads 2] [--calls 30] [--rounds 3] [--programs] [--out bench/results/FILE.md]
+       [--threads 2] [--calls 30] [--rounds 3] [--programs] [--only NAME ...] [--out bench/results/FILE.md]
 
 Each workload is compiled by both builds (`dscc compile -O3`); both artifacts
 are checked against the interpreter at a small size (`dscc run --check`) and
@@ -92,6 +92,7 @@ def main():
     ap.add_argument("--calls", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--programs", action="store_true", help="also the programs of bench/programs/")
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="only these workloads and programs")
     ap.add_argument("--out")
     a = ap.parse_args()
     rows = []
@@ -100,6 +101,8 @@ def main():
         for fn in sorted(os.listdir(P)):
             if fn.endswith(".dsc"):
                 targets.append((fn[:-4], os.path.join(P, fn), program_points(os.path.join(P, fn))))
+    if a.only:
+        targets = [t for t in targets if t[0] in a.only]
     with tempfile.TemporaryDirectory() as tmp:
         for name, src, points in targets:
             sos = {}

@@ -132,7 +132,10 @@ Tri allOf(const std::vector<Tri>& ts) {
 }
 
 // The guards of `iface` that can ever hold, each proved or left to run time.
-std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& solver, const PlanOptions& opts) {
+// `loop`: the kernel is a loop kernel (or a GEMM's loop epilogue), which
+// takes PlanOptions::loopVectorWidth where that is set.
+std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& solver, const PlanOptions& opts,
+                                    bool loop) {
   std::vector<GuardPlan> out;
   const KernelGuardInputs& in = iface.guards;
   auto add = [&](GuardPlan g, Tri t) {
@@ -140,7 +143,7 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
     g.proved = t == Tri::Proved;
     out.push_back(std::move(g));
   };
-  int width = opts.vectorWidth;
+  int width = loop && opts.loopVectorWidth > 0 ? opts.loopVectorWidth : opts.vectorWidth;
   if (opts.vectorBytes > 0) {
     // Over what vector blocks access: scalars and operands broadcast along
     // the last dim are read one element at a time.
@@ -365,7 +368,7 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
       if (failed) *failed = op.get();
       return "kernel %" + resName + " (" + k.kind + "): " + why;
     }
-    if (k.hasKernel) k.guards = decideGuards(k.iface, solver, opts);
+    if (k.hasKernel) k.guards = decideGuards(k.iface, solver, opts, k.kind == "loop" || k.kind == "library");
     k.versions = k.hasKernel ? versionsOf(k.guards) : std::vector<KernelVariant>{};
     out.kernels.push_back(std::move(k));
   }

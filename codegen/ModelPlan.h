@@ -109,6 +109,10 @@ struct KernelTuningPlan {
 struct PlanOptions {
   /// The width of vector versions (elements); 1 disables them.
   int vectorWidth = 8;
+  /// > 0: the width of loop kernels' vector versions (and GEMM epilogues'),
+  /// where it differs from the reductions' (the CPU default: 16, see
+  /// tools/Frontend.cpp); 0: vectorWidth.
+  int loopVectorWidth = 0;
   /// > 0: instead, each kernel's width is this many bytes over its widest
   /// element (the GPU's 16: 4 f32, 8 f16, 2 f64 per 128-bit access).
   int vectorBytes = 0;

@@ -38,6 +38,15 @@ class Emitter {
   Emitter(const Plan& p, llvm::IRBuilderBase& b, const KernelVariant& v, int splitPhase = -1)
       : p_(p), b_(b), ctx_(b.getContext()), v_(v), W_(std::max(1, v.vectorWidth)), splitPhase_(splitPhase) {
     it_ = v.index32 ? b.getInt32Ty() : b.getInt64Ty();
+    // CPU stitch kernels leave the rows' loops to LLVM's loop vectoriser,
+    // in vector versions too: it widened W unrolled lanes each on its own
+    // across iterations (strided loads, a shuffle per lane, W horizontal
+    // folds per row), and the plain loop ran 1.4-1.7x faster on softmax
+    // rows and 2x on layer_norm rows of 96 (bench/results/2026-12-04-
+    // vector-width.md). The version's guard still holds; it is just not used.
+    if (p.stitch && v.schedule == GpuSchedule::Thread &&
+        !llvm::StringRef(b.GetInsertBlock()->getModule()->getTargetTriple()).starts_with("nvptx"))
+      W_ = 1;
     if (v.schedule != GpuSchedule::Tile) lanes_ = scheduleLanes(v.schedule);
     // A warp's or block's row of at most rowMax elements is at most `iters`
     // vector blocks per thread: unrolled, its loads are kept in registers

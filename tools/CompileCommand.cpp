@@ -341,8 +341,9 @@ Command addCompileCommand(CLI::App& app) {
                 "CPU to generate code for: native (default: this machine's CPU and features; the model may not run "
                 "on older CPUs) or an LLVM CPU name for a portable build, e.g. x86-64-v2, x86-64-v3 (AVX2)");
   c->add_option("--vector-width", o->vectorWidth,
-                "elements per block of vector kernel versions (default 8 on the CPU; on the GPU 16 bytes over each "
-                "kernel's widest element: 4 f32, 8 f16; 1: none)");
+                "elements per block of vector kernel versions, for every kernel (default on the CPU: 16 for loop "
+                "kernels, 8 for reductions; on the GPU 16 bytes over each kernel's widest element: 4 f32, 8 f16; "
+                "1: none)");
   c->add_option("--target", o->target, "cpu (default), cuda:sm_80 or cuda:sm_90");
   c->add_option("--row-schedule", o->rowSchedule,
                 "GPU reduction schedules: WARP,BLOCK,TILE[,SPLIT,ROWS,CHUNK] = the shortest row a warp reduces, the "

@@ -82,7 +82,7 @@ Command addExplainCommand(CLI::App& app) {
   c->add_option("file", o->file, "the .dsc program")->required();
   c->add_option("--dim", o->dims, "SYMBOL=N: a size (repeatable; every symbol of the inputs)")->allow_extra_args(false);
   c->add_option("--func", o->func, "the function (default: @main or the only one)");
-  c->add_option("--vector-width", o->vectorWidth, "as for dscc compile (default 8 on the CPU; on the GPU 16 bytes over each kernel's widest element)");
+  c->add_option("--vector-width", o->vectorWidth, "as for dscc compile (default on the CPU: 16 for loop kernels, 8 for reductions; on the GPU 16 bytes over each kernel's widest element)");
   c->add_option("--target", o->target, "cpu (default), cuda:sm_80 or cuda:sm_90");
   c->add_option("--tuning", o->tuning, "a dscc-tune file: show the range and configuration that apply");
   c->add_option("--row-schedule", o->rowSchedule, "as for dscc compile");

@@ -24,6 +24,12 @@ bool targetPlanOptions(const std::string& target, int vectorWidth, const std::st
   }
   // One vector block is a 256-bit register on the CPU, a 128-bit access on the GPU.
   out.vectorWidth = vectorWidth > 0 ? vectorWidth : gpu ? 4 : 8;
+  // CPU loop kernels take blocks of 16: a loop of transcendental math is
+  // bound by instructions issued, and 16 lanes are one AVX-512 register
+  // (two AVX2 ones), where 8 lanes left half of each unused. Reductions keep
+  // 8: their per-lane accumulators at 16 spill (2x slower; bench/results/
+  // 2026-12-04-vector-width.md). A given --vector-width applies to all.
+  out.loopVectorWidth = vectorWidth > 0 || gpu ? 0 : 16;
   // The GPU's vector versions make 128-bit accesses, whatever the dtype.
   out.vectorBytes = gpu && vectorWidth <= 0 ? 16 : 0;
   out.alignedVectors = gpu;
@@ -147,10 +153,13 @@ bool applyTuning(Frontend& fe, const std::string& tuning, const std::string& fil
   auto planWidth = [&](int w) -> const codegen::ModelPlan* {
     codegen::PlanOptions p = opts;
     p.vectorWidth = w;
+    p.loopVectorWidth = 0;  // a tuned width applies to every kernel kind
     keep.push_back(loadAndPlan(file, funcName, p, err));
     return keep.back() ? &keep.back()->plan : nullptr;
   };
-  if (std::string e = tuner::loadTuning(tuning, *fe.solver, fe.plan, opts.vectorWidth, planWidth, err); !e.empty()) {
+  // The base plan stands for its width only where every kernel has it.
+  int baseWidth = opts.loopVectorWidth > 0 && opts.loopVectorWidth != opts.vectorWidth ? 0 : opts.vectorWidth;
+  if (std::string e = tuner::loadTuning(tuning, *fe.solver, fe.plan, baseWidth, planWidth, err); !e.empty()) {
     err << e << "\n";
     return false;
   }

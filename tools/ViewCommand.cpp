@@ -220,7 +220,7 @@ Command addViewCommand(CLI::App& app) {
       ->allow_extra_args(false);
   c->add_option("--profile", o->profile, "a `dscc run --profile-out` file: colour kernels by their share of the time");
   c->add_option("--func", o->func, "the function (default: @main or the only one)");
-  c->add_option("--vector-width", o->vectorWidth, "for a .dsc or .onnx: as for dscc compile (default 8 on the CPU)")
+  c->add_option("--vector-width", o->vectorWidth, "for a .dsc or .onnx: as for dscc compile (default on the CPU: 16 for loop kernels, 8 for reductions)")
       ->check(CLI::NonNegativeNumber);
   c->add_option("--tuning", o->tuning, "a dscc-tune file (for a .dsc or .onnx): mark the configuration and version "
                                        "it selects, as `dscc explain --tuning`");

@@ -43,7 +43,7 @@ std::string applyTuning(const TuningFile& t, const std::string& file, ShapeSolve
     }
     // A BLAS call alone has nothing to configure; an unmeasured kernel keeps the default.
     if (!kp.hasKernel) continue;
-    if (k.ranges.empty() && (!k.hasFallback || k.fallback == defaultConfig())) continue;
+    if (k.ranges.empty() && (!k.hasFallback || k.fallback == defaultConfig(kp.kind))) continue;
     std::vector<TableRange> rs = k.ranges;
     std::sort(rs.begin(), rs.end(), [](const TableRange& a, const TableRange& b) {
       return std::tie(a.from, a.to, a.line) < std::tie(b.from, b.to, b.line);
@@ -88,7 +88,7 @@ std::string applyTuning(const TuningFile& t, const std::string& file, ShapeSolve
       if (!plans.count(r.config.vectorWidth)) return at(r.line, r.col) + "no plan for vector width " + std::to_string(r.config.vectorWidth);
       tp->ranges.push_back({r.from, r.to, configIndex(r.config)});
     }
-    tp->fallback = configIndex(k.hasFallback ? k.fallback : defaultConfig());
+    tp->fallback = configIndex(k.hasFallback ? k.fallback : defaultConfig(kp.kind));
     kp.tuning = tp;
   }
   return "";

@@ -26,7 +26,9 @@ std::vector<TuneConfig> cpuConfigs() {
   return out;
 }
 
-TuneConfig defaultConfig() { return {8, 16384}; }
+TuneConfig defaultConfig(const std::string& kind) {
+  return {kind == "loop" || kind == "library" ? 16 : 8, 16384};
+}
 
 std::optional<TuneConfig> parseConfigName(const std::string& s) {
   int w = 0;
@@ -71,7 +73,7 @@ void buildKernel(KernelTuning& k, int maxVersions) {
   std::vector<TuneConfig> cfgs = cpuConfigs();
   size_t C = cfgs.size();
   k.ranges.clear();
-  k.fallback = defaultConfig();
+  k.fallback = defaultConfig(k.kind);
   k.expect = {};
   k.hasFallback = true;
   if (k.measurements.empty()) return;
@@ -133,7 +135,7 @@ void buildKernel(KernelTuning& k, int maxVersions) {
   size_t single = 0;
   double singleCost = seg(0, M, &single);
   k.fallback = cfgs[single];
-  size_t def = std::find(cfgs.begin(), cfgs.end(), defaultConfig()) - cfgs.begin();
+  size_t def = std::find(cfgs.begin(), cfgs.end(), defaultConfig(k.kind)) - cfgs.begin();
   double oracle = 0;
   for (size_t j = 0; j < M; ++j) {
     size_t arg = 0;

@@ -42,8 +42,10 @@ struct TuneConfig {
 
 /// The configurations tried on the CPU, in a fixed order.
 std::vector<TuneConfig> cpuConfigs();
-/// What `dscc compile` uses without a tuning file.
-TuneConfig defaultConfig();
+/// What `dscc compile` uses without a tuning file for a kernel of this kind
+/// (KernelPlan::kind): loop kernels and GEMM epilogues (`loop`, `library`)
+/// take vector blocks of 16, the others of 8 (PlanOptions::loopVectorWidth).
+TuneConfig defaultConfig(const std::string& kind);
 /// Parses `v8.c16384`; nullopt when malformed.
 std::optional<TuneConfig> parseConfigName(const std::string& s);
 

@@ -76,7 +76,7 @@ ctx.profiling = True
 m(x=x, y=y)
 ctx.profiling = False
 recs = ctx.profile()
-# N = 5 breaks the vector guard (N % 8 == 0), the 32-bit one holds: both kernels run their i32 versions.
+# N = 5 breaks the vector guard (N % 16 == 0), the 32-bit one holds: both kernels run their i32 versions.
 check([r["function"] for r in recs] == ["pair.k0.s.i32", "pair.k1.p.i32"]
       and all(r["call"] == "kernel" and r["version"] == "i32" for r in recs)
       and all(r["end_ns"] >= r["start_ns"] and r["sizes"].get("B") == 3 for r in recs),
