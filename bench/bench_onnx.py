@@ -45,20 +45,24 @@ MAX_SEQ = 256
 D, FF = 768, 3072
 
 
+def weight_bytes(name: str, layers: int) -> int:
+    """Bytes of the model's matmul weights (read once per call)."""
+    return layers * (4 * D * D + 2 * D * FF) * 4 + (VOCAB * D * 4 if name == "gpt" else D * D * 4)
+
+
 def limit_seconds(name: str, layers: int, b: int, s: int, sgemm_gflops: float, copy_gbs: float) -> float:
     """The least time a call can take on this machine: its matmul FLOPs at the measured sgemm rate, or its
-    weights read once plus its output written once at the copy rate, whichever is longer."""
+    weights read once plus its output written once at `copy_gbs` (the copy rate measured over the weights'
+    size: from the cache where they fit in it, as they stay there from call to call), whichever is longer."""
     t = b * s
     per_layer = 2 * (4 * D * D + 2 * D * FF) * t + 2 * 2 * s * D * t  # weight GEMMs; Q K^T and P V
     flops = layers * per_layer
-    weights = layers * (4 * D * D + 2 * D * FF) * 4
+    weights = weight_bytes(name, layers)
     if name == "gpt":
         flops += 2 * D * VOCAB * t  # the tied LM head
-        weights += VOCAB * D * 4
         out_bytes = t * VOCAB * 4
     else:
         flops += 2 * D * D * b  # the pooler
-        weights += D * D * 4
         out_bytes = t * D * 4
     return max(flops / (sgemm_gflops * 1e9), (weights + out_bytes) / (copy_gbs * 1e9))
 
@@ -140,9 +144,11 @@ def main(argv=None) -> int:
     ctx = dscc.Context(threads=args.threads)
     load0 = os.getloadavg()[0]
     bench_cache = BENCH / ".cache"
-    copy_gbs, copy_how = copy_bandwidth(args.threads, bench_cache)
     sgemm_gflops, sgemm_how = sgemm_rate(args.threads, bench_cache)
-    log(f"limits: copy {copy_gbs:.1f} GB/s, sgemm {sgemm_gflops:.1f} GFLOP/s")
+    # The copy over the same bytes as each model's weights (half read, half written), as bench_stream.py.
+    copy = {n: copy_bandwidth(args.threads, bench_cache, max(1, -(-weight_bytes(n, args.layers) // (2 << 20))))
+            for n in args.models}
+    log(f"limits: sgemm {sgemm_gflops:.1f} GFLOP/s, copy " + ", ".join(f"{n} {c[0]:.1f} GB/s" for n, c in copy.items()))
     sections, summary, bound_ort = [], [], {}
     for name in args.models:
         m = build_model(name, args.layers)
@@ -207,7 +213,7 @@ def main(argv=None) -> int:
              "|---|---|---|---|---|---|---|---|---|"]
         ratios = {"ort": [], "eager": []}
         for (b, s), t in rows:
-            lim = limit_seconds(name, args.layers, b, s, sgemm_gflops, copy_gbs)
+            lim = limit_seconds(name, args.layers, b, s, sgemm_gflops, copy[name][0])
             lim_cells = [f"{lim * 1e3:.2f} ms", f"{100 * lim / t['dscc']:.0f}%" if "dscc" in t else "—",
                          f"{t['ort'] / lim:.2f}×" if "ort" in t else "—"]
             if "ort" in t:
@@ -233,7 +239,9 @@ def main(argv=None) -> int:
               f"- commit: {rev}; threads per system: {args.threads}; 1-minute load average at the start "
               f"{load0:.1f}, at the end {os.getloadavg()[0]:.1f}",
               f"- ONNX Runtime {ort.__version__}, PyTorch {torch.__version__}, the same .onnx file for dscc and ONNX Runtime",
-              f"- limits measured in this run: {copy_how}: {copy_gbs:.1f} GB/s; {sgemm_how}: {sgemm_gflops:.1f} GFLOP/s. "
+              f"- limits measured in this run: {sgemm_how}: {sgemm_gflops:.1f} GFLOP/s; "
+              + "; ".join(f"{n}: {how} (the weights' {weight_bytes(n, args.layers) / 2**20:.0f} MB): {gbs:.1f} GB/s"
+                          for n, (gbs, how) in copy.items()) + ". "
               "A point's limit is the longer of its matmul FLOPs at the sgemm rate (weight GEMMs, Q·Kᵀ and P·V, "
               "the LM head or pooler) and its weights read once plus its output written once at the copy rate; "
               "`ONNX Runtime vs the limit` is the best ratio against ONNX Runtime any compiler reaching the limit "

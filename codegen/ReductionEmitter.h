@@ -14,6 +14,7 @@
 
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 
 #include "codegen/ElementOps.h"
@@ -32,6 +33,10 @@ constexpr int64_t kColumnBlock = 256;
 // cached input).
 constexpr int kRowCacheIters = 16;
 
+// CPU stitch rows: the elements the loop vectoriser's main loop takes per
+// iteration on AVX-512 (16 lanes, interleaved by 2); see Emitter::vecLoop.
+constexpr int64_t kRowBulk = 32;
+
 // Emits a planned kernel at the builder's insertion point.
 class Emitter {
  public:
@@ -45,8 +50,10 @@ class Emitter {
     // rows and 2x on layer_norm rows of 96 (bench/results/2026-12-04-
     // vector-width.md). The version's guard still holds; it is just not used.
     if (p.stitch && v.schedule == GpuSchedule::Thread &&
-        !llvm::StringRef(b.GetInsertBlock()->getModule()->getTargetTriple()).starts_with("nvptx"))
+        !llvm::StringRef(b.GetInsertBlock()->getModule()->getTargetTriple()).starts_with("nvptx")) {
       W_ = 1;
+      cpuRows_ = true;
+    }
     if (v.schedule != GpuSchedule::Tile) lanes_ = scheduleLanes(v.schedule);
     // A warp's or block's row of at most rowMax elements is at most `iters`
     // vector blocks per thread: unrolled, its loads are kept in registers
@@ -295,8 +302,11 @@ class Emitter {
 
   // --- loops ----------------------------------------------------------------
   // for (iv = lo; iv < hi; iv += step) body(iv); leaves the builder after it.
+  // `foldTail`: ask LLVM's loop vectoriser to predicate the loop's last
+  // partial vector (masked loads and stores) instead of a scalar remainder
+  // loop (see vecLoop).
   void loop(llvm::Value* lo, llvm::Value* hi, int64_t step, const std::string& name,
-            const std::function<void(llvm::Value*)>& body) {
+            const std::function<void(llvm::Value*)>& body, bool foldTail = false) {
     llvm::Function* fn = b_.GetInsertBlock()->getParent();
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     auto* head = llvm::BasicBlock::Create(ctx_, name, fn);
@@ -310,7 +320,15 @@ class Emitter {
     b_.SetInsertPoint(bodyBB);
     body(iv);
     iv->addIncoming(b_.CreateAdd(iv, idx(step), name + ".next", true, true), b_.GetInsertBlock());
-    b_.CreateBr(head);
+    llvm::BranchInst* back = b_.CreateBr(head);
+    if (foldTail) {
+      llvm::Metadata* on[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.predicate.enable"),
+                              llvm::ConstantAsMetadata::get(b_.getTrue())};
+      llvm::Metadata* ops[] = {nullptr, llvm::MDNode::get(ctx_, on)};
+      llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, ops);
+      id->replaceOperandWith(0, id);  // a loop ID names itself
+      back->setMetadata(llvm::LLVMContext::MD_loop, id);
+    }
     b_.SetInsertPoint(exit);
   }
 
@@ -320,6 +338,19 @@ class Emitter {
   // widens); `exact` says n is a multiple of W, else a remainder loop follows.
   void vecLoop(llvm::Value* n, bool exact, const std::string& name,
                const std::function<void(llvm::Value*, int)>& body) {
+    if (W_ == 1 && cpuRows_) {
+      // A CPU stitch row: LLVM's loop vectoriser widens the loop to 16 lanes
+      // interleaved by 2 on AVX-512 and finishes the row in a scalar
+      // remainder of up to 31 elements (a row of 112 spent half its time
+      // there, a row of 18 all of it). So the row is two loops: the whole
+      // 32-element blocks, vectorised as LLVM likes, then the rest, with its
+      // tail predicated (masked loads and stores, no scalar loop). Where
+      // LLVM picks other widths the split costs nothing but a branch.
+      llvm::Value* bulk = b_.CreateAnd(n, idx(~int64_t(kRowBulk - 1)), name + ".bulk");
+      loop(idx(0), bulk, 1, name, [&](llvm::Value* j) { body(j, 0); });
+      loop(bulk, n, 1, name + ".tail", [&](llvm::Value* j) { body(j, 0); }, /*foldTail=*/true);
+      return;
+    }
     if (W_ == 1) {
       loop(idx(0), n, 1, name, [&](llvm::Value* j) { body(j, 0); });
       return;
@@ -573,6 +604,8 @@ class Emitter {
   llvm::LLVMContext& ctx_;
   KernelVariant v_;
   int W_;
+  // A CPU stitch kernel: its rows' loops are left to the loop vectoriser, tails folded.
+  bool cpuRows_ = false;
   std::map<llvm::Value*, llvm::Value*> nanFlag_;  // splitNaN: accumulator array -> its NaN flag
   int splitPhase_ = -1;             // Split: the launch this body is (phase, or phases: the stores)
   llvm::Value* ws_ = nullptr;       // Split: the workspace of partials
