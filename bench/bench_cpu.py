@@ -106,6 +106,15 @@ def sgemm_rate(threads: int, cache: Path, m: int = 2048, n: int = 768, k: int = 
     return float(out[0]), f"{lib} {m}x{n}x{k} (the faster of OpenBLAS and oneDNN), {threads} thread(s)"
 
 
+def write_report(text: str, out: Optional[Path], kind: str) -> Path:
+    """Writes a report to `out` or bench/results/DATE-KIND.md, prints it, and returns the path."""
+    out = out or BENCH / "results" / f"{datetime.date.today().isoformat()}-{kind}.md"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    print(text)
+    return out
+
+
 def bert_flops(point) -> float:
     """Multiply-add flops of one bert_layer call: the six weight GEMMs and the two attention products."""
     t, s = point["B"] * point["S"], point["S"]
@@ -729,11 +738,7 @@ def main(argv=None) -> int:
                "the data fit in cache.", ""]
     for res in results:
         report += workload_table(res, copy_gbs)
-    text = "\n".join(report)
-    out = args.out or BENCH / "results" / f"{datetime.date.today().isoformat()}-cpu.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
-    print(text)
+    out = write_report("\n".join(report), args.out, "cpu")
     log(f"wrote {out} ({time.perf_counter() - t_start:.0f} s)")
     return 0
 

@@ -37,7 +37,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(ROOT / "test" / "onnx" / "models"))
-from bench_cpu import copy_bandwidth, log, sgemm_rate, time_fn  # noqa: E402
+from bench_cpu import copy_bandwidth, log, sgemm_rate, time_fn, write_report  # noqa: E402
 
 POINTS = [(1, 8), (1, 32), (1, 128), (4, 32), (4, 128), (8, 64), (16, 128)]
 VOCAB = 8000
@@ -253,10 +253,7 @@ def main(argv=None) -> int:
               "", "| model | points | dscc vs ONNX Runtime (geomean) | dscc vs torch eager (geomean) "
               "| ONNX Runtime vs the limit (geomean) |",
               "|---|---|---|---|---|", *summary, "", *sections]
-    text = "\n".join(report)
-    out = args.out or BENCH / "results" / f"{datetime.date.today().isoformat()}-onnx-models.md"
-    out.write_text(text)
-    print(text)
+    write_report("\n".join(report), args.out, "onnx-models")
     return 0
 
 

@@ -141,10 +141,7 @@ def main(argv=None) -> int:
             cells += [bench_cpu.fmt_t(t) if t else "—", f"{100 * data / t / 1e9 / copy_gbs:.0f}%" if t else "—"]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "Checks: " + "; ".join(f"{n} {fmt_point(p)} {s}" for n, p, _, _, _, s in rows)]
-    text = "\n".join(lines) + "\n"
-    out = args.out or BENCH / "results" / f"{datetime.date.today().isoformat()}-stream.md"
-    out.write_text(text)
-    print(text)
+    bench_cpu.write_report("\n".join(lines) + "\n", args.out, "stream")
     return 0
 
 
