@@ -132,8 +132,7 @@ Tri allOf(const std::vector<Tri>& ts) {
 }
 
 // The guards of `iface` that can ever hold, each proved or left to run time.
-// `loop`: the kernel is a loop kernel (or a GEMM's loop epilogue), which
-// takes PlanOptions::loopVectorWidth where that is set.
+// `loop`: the kernel's kind takesLoopVectorWidth.
 std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& solver, const PlanOptions& opts,
                                     bool loop) {
   std::vector<GuardPlan> out;
@@ -368,7 +367,7 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
       if (failed) *failed = op.get();
       return "kernel %" + resName + " (" + k.kind + "): " + why;
     }
-    if (k.hasKernel) k.guards = decideGuards(k.iface, solver, opts, k.kind == "loop" || k.kind == "library");
+    if (k.hasKernel) k.guards = decideGuards(k.iface, solver, opts, takesLoopVectorWidth(k.kind));
     k.versions = k.hasKernel ? versionsOf(k.guards) : std::vector<KernelVariant>{};
     out.kernels.push_back(std::move(k));
   }

@@ -105,13 +105,21 @@ struct KernelTuningPlan {
   }
 };
 
+/// The CPU's default vector widths (elements): loop kernels and GEMM
+/// epilogues take 16, the reductions 8 (docs/compile.md).
+constexpr int kCpuLoopVectorWidth = 16, kCpuVectorWidth = 8;
+
+/// Whether kernels of `kind` (KernelPlan::kind) take
+/// PlanOptions::loopVectorWidth: loop kernels and GEMM epilogues.
+inline bool takesLoopVectorWidth(const std::string& kind) { return kind == "loop" || kind == "library"; }
+
 /// Options of the planner.
 struct PlanOptions {
   /// The width of vector versions (elements); 1 disables them.
-  int vectorWidth = 8;
-  /// > 0: the width of loop kernels' vector versions (and GEMM epilogues'),
-  /// where it differs from the reductions' (the CPU default: 16, see
-  /// tools/Frontend.cpp); 0: vectorWidth.
+  int vectorWidth = kCpuVectorWidth;
+  /// > 0: the width of the vector versions of the kinds that
+  /// takesLoopVectorWidth, where it differs from the others' (the CPU
+  /// default: kCpuLoopVectorWidth, see tools/Frontend.cpp); 0: vectorWidth.
   int loopVectorWidth = 0;
   /// > 0: instead, each kernel's width is this many bytes over its widest
   /// element (the GPU's 16: 4 f32, 8 f16, 2 f64 per 128-bit access).

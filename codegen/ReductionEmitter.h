@@ -49,8 +49,7 @@ class Emitter {
     // folds per row), and the plain loop ran 1.4-1.7x faster on softmax
     // rows and 2x on layer_norm rows of 96 (bench/results/2026-12-04-
     // vector-width.md). The version's guard still holds; it is just not used.
-    if (p.stitch && v.schedule == GpuSchedule::Thread &&
-        !llvm::StringRef(b.GetInsertBlock()->getModule()->getTargetTriple()).starts_with("nvptx")) {
+    if (p.stitch && v.schedule == GpuSchedule::Thread && !isGpuModule(*b.GetInsertBlock()->getModule())) {
       W_ = 1;
       cpuRows_ = true;
     }
@@ -121,6 +120,8 @@ class Emitter {
   };
 
   llvm::Value* idx(int64_t c) { return llvm::ConstantInt::get(it_, c); }
+  // Whether `m` is compiled for NVPTX (the GPU), not the CPU.
+  static bool isGpuModule(const llvm::Module& m) { return llvm::StringRef(m.getTargetTriple()).starts_with("nvptx"); }
   llvm::Value* toIdx(llvm::Value* v) { return b_.CreateZExtOrTrunc(v, it_); }
 
   void emitSetup(llvm::Value* inputs, llvm::Value* outputs, llvm::Value* sizes) {
@@ -338,7 +339,7 @@ class Emitter {
   // widens); `exact` says n is a multiple of W, else a remainder loop follows.
   void vecLoop(llvm::Value* n, bool exact, const std::string& name,
                const std::function<void(llvm::Value*, int)>& body) {
-    if (W_ == 1 && cpuRows_) {
+    if (cpuRows_) {
       // A CPU stitch row: LLVM's loop vectoriser widens the loop to 16 lanes
       // interleaved by 2 on AVX-512 and finishes the row in a scalar
       // remainder of up to 31 elements (a row of 112 spent half its time
@@ -466,7 +467,7 @@ class Emitter {
   bool splitNaN(const Operation& r) const {
     return W_ == 1 && lanes_ == 1 && (r.kind == OpKind::ReduceMax || r.kind == OpKind::ReduceMin) &&
            isFloat(r.result()->type.dtype) &&
-           !llvm::StringRef(entry_->getModule()->getTargetTriple()).starts_with("nvptx");
+           !isGpuModule(*entry_->getModule());
   }
   void accumulate(const Operation& r, llvm::Value* arr, llvm::Value* i, Ctx& c) {
     llvm::Value* s = slot(r, arr, i);

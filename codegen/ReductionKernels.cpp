@@ -18,7 +18,7 @@ void Emitter::emitStitch(llvm::Value* lo, llvm::Value* hi) {
   // elements spent a third of its time dividing).
   std::vector<llvm::AllocaInst*> odometer;
   if (lanes_ == 1 && keptDim_.size() > 1 &&
-      !llvm::StringRef(b_.GetInsertBlock()->getModule()->getTargetTriple()).starts_with("nvptx")) {
+      !isGpuModule(*b_.GetInsertBlock()->getModule())) {
     std::vector<llvm::Value*> start = unflatten(lo, keptDim_);
     llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
     for (size_t q = 0; q < start.size(); ++q) {

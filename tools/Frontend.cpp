@@ -22,14 +22,14 @@ bool targetPlanOptions(const std::string& target, int vectorWidth, const std::st
     err << "dscc: error: " << why << "\n";
     return false;
   }
-  // One vector block is a 256-bit register on the CPU, a 128-bit access on the GPU.
-  out.vectorWidth = vectorWidth > 0 ? vectorWidth : gpu ? 4 : 8;
-  // CPU loop kernels take blocks of 16: a loop of transcendental math is
-  // bound by instructions issued, and 16 lanes are one AVX-512 register
-  // (two AVX2 ones), where 8 lanes left half of each unused. Reductions keep
-  // 8: their per-lane accumulators at 16 spill (2x slower; bench/results/
+  // On the GPU one vector block is a 128-bit access. On the CPU loop
+  // kernels take blocks of 16: a loop of transcendental math is bound by
+  // instructions issued, and 16 lanes are one AVX-512 register (two AVX2
+  // ones), where 8 left half of each unused. Reductions keep 8: their
+  // per-lane accumulators spill at 16 (2x slower; bench/results/
   // 2026-12-04-vector-width.md). A given --vector-width applies to all.
-  out.loopVectorWidth = vectorWidth > 0 || gpu ? 0 : 16;
+  out.vectorWidth = vectorWidth > 0 ? vectorWidth : gpu ? 4 : codegen::kCpuVectorWidth;
+  out.loopVectorWidth = vectorWidth > 0 || gpu ? 0 : codegen::kCpuLoopVectorWidth;
   // The GPU's vector versions make 128-bit accesses, whatever the dtype.
   out.vectorBytes = gpu && vectorWidth <= 0 ? 16 : 0;
   out.alignedVectors = gpu;

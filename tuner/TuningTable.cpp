@@ -27,7 +27,7 @@ std::vector<TuneConfig> cpuConfigs() {
 }
 
 TuneConfig defaultConfig(const std::string& kind) {
-  return {kind == "loop" || kind == "library" ? 16 : 8, 16384};
+  return {codegen::takesLoopVectorWidth(kind) ? codegen::kCpuLoopVectorWidth : codegen::kCpuVectorWidth, 16384};
 }
 
 std::optional<TuneConfig> parseConfigName(const std::string& s) {
