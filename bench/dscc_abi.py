@@ -144,3 +144,17 @@ def signature_args(source: str, entry: str) -> List[tuple]:
             return [(a.group(1), a.group(2), [d.strip() for d in a.group(3).split(",") if d.strip()])
                     for a in _ARG_RE.finditer(m.group(2))]
     raise DsccError(f"function @{entry} not found in the model's source")
+
+
+def aligned_empty(shape, dtype=np.float32, align: int = 64) -> np.ndarray:
+    """An uninitialised C-contiguous array whose data start on an `align`-byte boundary.
+
+    NumPy's own allocations are 16-byte aligned; dscc's streaming kernel
+    versions (non-temporal stores, for outputs beyond the cache) run only on
+    64-byte aligned outputs, as the runtime's own and PyTorch's allocations are.
+    """
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64))
+    raw = np.empty(n * dtype.itemsize + align, np.uint8)
+    skip = (-raw.ctypes.data) % align
+    return raw[skip:skip + n * dtype.itemsize].view(dtype).reshape(shape)

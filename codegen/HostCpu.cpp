@@ -62,7 +62,8 @@ void HostEmitter::prepareHostOutput(llvm::Value* outputs, size_t i) {
 // A tuned kernel: the range of its governing size selects a configuration
 // (vector width and chunk), whose own guard cascade then selects the version.
 void HostEmitter::launchTuned(const KernelPlan& k, size_t kIndex, llvm::Value* inArr, llvm::Value* outArr,
-                              llvm::Value* sizes, llvm::Value* units, llvm::Value* work) {
+                              const std::vector<llvm::Value*>& outs, llvm::Value* sizes, llvm::Value* units,
+                              llvm::Value* work) {
   const KernelTuningPlan& tp = *k.tuning;
   // Every value the branches use is computed here, before them (dims are cached by expression).
   std::vector<std::vector<llvm::Value*>> holds;
@@ -70,6 +71,7 @@ void HostEmitter::launchTuned(const KernelPlan& k, size_t kIndex, llvm::Value* i
   for (const TunedConfig& c : tp.configs) {
     holds.emplace_back();
     for (const GuardPlan& g : c.plan.guards) holds.back().push_back(g.proved ? b_.getTrue() : guardHolds(g));
+    streamAligned(c.plan, outs, holds.back());
     grains.push_back(
         b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, b_.CreateUDiv(b_.getInt64(c.chunk), work), b_.getInt64(1)));
   }

@@ -39,6 +39,7 @@ void HostEmitter::declareRuntime() {
   tensorFree_ = declare("dscc_tensor_free", b_.getVoidTy(), {p});
   // The *_info entry points take a dscc_kernel_info last, for profiles (kernelInfo).
   launch_ = declare("dscc_launch_kernel_info", i32(), {p, p, p, p, p, i64(), i64(), p});
+  streamMinBytes_ = declare("dscc_stream_min_bytes", i64(), {});
   gemm_ = declare("dscc_sgemm_nd_info", i32(),
                   {p, i32(), i32(), i64(), i64(), i64(), p, i64(), p, i64(), p, i64(), i32(), p, p, p, p, p});
   copy_ = declare("dscc_copy_strided_info", i32(), {p, p, p, i64(), i32(), p, p, p});

@@ -88,6 +88,8 @@ class HostEmitter {
   std::string emitOpOnHost(const Operation& op);
   std::string emitConstant(const Operation& op);
   llvm::Value* guardHolds(const GuardPlan& g);
+  // Adds to each Stream guard's condition in `holds` that `outs` are 64-byte aligned.
+  void streamAligned(const KernelPlan& k, const std::vector<llvm::Value*>& outs, std::vector<llvm::Value*>& holds);
   // Launches the version of kernel `k` that its guards select.
   void launch(const KernelPlan& k, size_t kIndex, const std::vector<llvm::Value*>& ins,
               const std::vector<llvm::Value*>& outs);
@@ -106,8 +108,8 @@ class HostEmitter {
   // ---- CPU (HostCpu.cpp) ----
   std::string emitKernels();
   void prepareHostOutput(llvm::Value* outputs, size_t i);
-  void launchTuned(const KernelPlan& k, size_t kIndex, llvm::Value* inArr, llvm::Value* outArr, llvm::Value* sizes,
-                   llvm::Value* units, llvm::Value* work);
+  void launchTuned(const KernelPlan& k, size_t kIndex, llvm::Value* inArr, llvm::Value* outArr,
+                   const std::vector<llvm::Value*>& outs, llvm::Value* sizes, llvm::Value* units, llvm::Value* work);
 
   // ---- GPU (HostGpu.cpp) ----
   void declareGpuRuntime();
@@ -136,6 +138,7 @@ class HostEmitter {
   std::vector<std::vector<llvm::Function*>> kernelFns_;
   std::vector<std::map<std::string, llvm::Function*>> tunedFns_;  // by function name, per kernel
   llvm::FunctionCallee setError_, checkInput_, prepareOutput_, alloc_, free_, tensorFree_, launch_, gemm_, copy_, hgemm_, bgemm_;
+  llvm::FunctionCallee streamMinBytes_;  // dscc_stream_min_bytes: the Stream guards' default threshold
   /// dscc_sgemm_const_b_info: a CPU matmul whose B is a host constant (packed once per context).
   llvm::FunctionCallee gemmConstB_;
   // GPU models only.

@@ -144,8 +144,25 @@ llvm::Value* HostEmitter::guardHolds(const GuardPlan& g) {
       if (g.unitsMax != INT64_MAX) ok = b_.CreateAnd(ok, b_.CreateICmpSLE(dim(g.units), b_.getInt64(g.unitsMax)));
       return ok;
     }
+    case GuardKind::Stream:  // the outputs' alignment is added by streamAligned
+      return b_.CreateAnd(b_.CreateICmpSGE(dim(g.bytes), g.minBytes == kStreamAtRunTime
+                                                             ? static_cast<llvm::Value*>(b_.CreateCall(streamMinBytes_))
+                                                             : b_.getInt64(g.minBytes)),
+                          b_.CreateICmpEQ(b_.CreateURem(dim(g.extent), b_.getInt64(g.width)), b_.getInt64(0)));
   }
   return b_.getFalse();
+}
+
+// A streaming version's stores are whole aligned lines: its guard also
+// needs every output 64-byte aligned (a caller's buffer need not be).
+void HostEmitter::streamAligned(const KernelPlan& k, const std::vector<llvm::Value*>& outs,
+                                std::vector<llvm::Value*>& holds) {
+  for (size_t gi = 0; gi < k.guards.size(); ++gi) {
+    if (k.guards[gi].kind != GuardKind::Stream) continue;
+    for (llvm::Value* p : outs)
+      holds[gi] = b_.CreateAnd(holds[gi], b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(p, i64()), b_.getInt64(63)),
+                                                          b_.getInt64(0)));
+  }
 }
 
 // Launches the version of kernel `k` that its guards select.
@@ -164,8 +181,9 @@ void HostEmitter::launch(const KernelPlan& k, size_t kIndex, const std::vector<l
       b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, b_.CreateUDiv(b_.getInt64(16384), work), b_.getInt64(1));
   std::vector<llvm::Value*> holds;
   for (const GuardPlan& g : k.guards) holds.push_back(g.proved ? b_.getTrue() : guardHolds(g));
+  streamAligned(k, outs, holds);
   if (!gpu_ && k.tuning) {
-    launchTuned(k, kIndex, inArr, outArr, sizes, units, work);
+    launchTuned(k, kIndex, inArr, outArr, outs, sizes, units, work);
     return;
   }
   if (gpu_) prepareGpuLaunch(k, kIndex, ins, outs, holds);

@@ -1,5 +1,6 @@
 // The ORC LLJIT wrapper (host target, -O pipeline), module ownership, IR text and verification.
 #include "codegen/Jit.h"
+#include "codegen/Streaming.h"
 
 #include <mutex>
 
@@ -117,6 +118,8 @@ void runOptPipeline(llvm::Module& m, llvm::TargetMachine& tm, int level, bool li
                                            : pb.buildPerModuleDefaultPipeline(size ? llvm::OptimizationLevel::Os
                                                                                  : optimizationLevel(level));
   mpm.run(m, mam);
+  // After vectorisation: the streaming versions' vector stores (codegen/Streaming.h).
+  if (level > 0) streamStores(m);
 }
 
 std::unique_ptr<Jit> Jit::create(std::string* err, int optLevel) {

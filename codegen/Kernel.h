@@ -71,9 +71,15 @@ struct KernelVariant {
   /// a stitch kernel's rows stay in registers between phases. An unbounded
   /// Block version is named "block.long".
   int64_t rowMax = 0;
+  /// CPU loop and stitch kernels: the version writes its outputs with
+  /// non-temporal (streaming) vector stores, which bypass the caches and skip
+  /// the read-for-ownership of each line written. Chosen by the host for calls
+  /// whose outputs exceed the last-level cache, with every output 64-byte
+  /// aligned and rows a whole number of 64-byte lines (GuardKind::Stream).
+  bool stream = false;
 
   /// A short name for symbols and `dscc explain`: "generic", or the
-  /// assumptions joined by '.', e.g. "v8.i32.nobcast", "warp.v4.i32".
+  /// assumptions joined by '.', e.g. "v8.i32.nobcast", "warp.v4.i32", "v16.i32.nt".
   std::string name() const {
     std::string s;
     auto add = [&](const std::string& p) { s += (s.empty() ? "" : ".") + p; };
@@ -84,6 +90,7 @@ struct KernelVariant {
     if (vectorWidth > 1) add("v" + std::to_string(vectorWidth));
     if (index32) add("i32");
     if (broadcastFree) add("nobcast");
+    if (stream) add("nt");
     return s.empty() ? "generic" : s;
   }
   bool operator==(const KernelVariant&) const = default;

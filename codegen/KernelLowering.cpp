@@ -11,6 +11,7 @@
 #include "codegen/ElementOps.h"
 #include "codegen/Jit.h"
 #include "codegen/KernelCommon.h"
+#include "codegen/Streaming.h"
 
 namespace dscc::codegen {
 namespace {
@@ -202,6 +203,8 @@ class LoopEmitter {
       llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, outputs, i);
       out_.push_back(b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "out." + p_.fusion->result(i)->name));
     }
+    if (p_.variant.stream)
+      assumeStreamGuard(b_, out_, dims.emit(p_.iface.guards.vectorExtent), streamLineElements(p_.iface));
   }
 
   // A rank-0 iteration space: one element, at flat index 0.
@@ -284,6 +287,12 @@ class LoopEmitter {
       llvm::Type* et = storageType(ctx_, p_.fusion->result(i)->type.dtype);
       outRow.push_back(b_.CreateInBoundsGEP(et, out_[i], flat, "orow." + p_.fusion->result(i)->name));
       assumeBlockAligned(outRow.back(), p_.fusion->result(i)->type.dtype);
+      // A streaming version's outputs are 64-byte aligned and its rows and
+      // chunk ends whole blocks, so each row starts a block's bytes (at most
+      // a line) into its buffer: its stores are aligned (codegen/Streaming.h).
+      if (p_.variant.stream && vw() > 1)
+        b_.CreateAlignmentAssumption(b_.GetInsertBlock()->getModule()->getDataLayout(), outRow.back(),
+                                     std::min<uint64_t>(64, uint64_t(vw()) * dtypeSize(p_.fusion->result(i)->type.dtype)));
     }
 
     if (dynamic.empty()) {

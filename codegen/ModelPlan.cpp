@@ -10,6 +10,7 @@
 #include "codegen/KernelLowering.h"
 #include "codegen/LibraryPlan.h"
 #include "codegen/ReductionLowering.h"
+#include "codegen/Streaming.h"
 #include "ir/Sizes.h"
 #include "passes/ShapeSolver.h"
 
@@ -93,6 +94,11 @@ std::optional<bool> GuardPlan::holdsAt(const DimBindings& env, std::string* err)
       }
       return *v >= lo && *v < hi;
     }
+    case GuardKind::Stream: {
+      auto v = eval(extent), n = eval(bytes);
+      if (!v || !n) return std::nullopt;
+      return *n >= (minBytes == kStreamAtRunTime ? hereBytes : minBytes) && *v % width == 0;
+    }
   }
   return std::nullopt;
 }
@@ -102,6 +108,7 @@ bool assumes(const KernelVariant& k, const GuardPlan& g) {
     case GuardKind::Vector: return k.vectorWidth > 1;
     case GuardKind::Index32: return k.index32;
     case GuardKind::BroadcastFree: return k.broadcastFree;
+    case GuardKind::Stream: return k.stream;
     case GuardKind::Schedule:
       // Two Block guards split the block range at blockRegisterRowMax: a
       // version assumes the one whose bound it was made for.
@@ -132,9 +139,10 @@ Tri allOf(const std::vector<Tri>& ts) {
 }
 
 // The guards of `iface` that can ever hold, each proved or left to run time.
-// `loop`: the kernel's kind takesLoopVectorWidth.
+// `loop`: the kernel's kind takesLoopVectorWidth; `stream`: it may take a
+// streaming version (CPU loop and stitch kernels).
 std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& solver, const PlanOptions& opts,
-                                    bool loop) {
+                                    bool loop, bool stream) {
   std::vector<GuardPlan> out;
   const KernelGuardInputs& in = iface.guards;
   auto add = [&](GuardPlan g, Tri t) {
@@ -167,6 +175,35 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
       g.text += " && buffers aligned to " + std::to_string(width) + " elements";
       if (t == Tri::Proved) t = Tri::Unknown;
     }
+    add(g, t);
+  }
+  // Streaming stores pay where the outputs would not stay in the cache
+  // anyway: each line written then costs one trip to memory, not two (a
+  // read for ownership and the write-back). Only with vector blocks (the
+  // stores the late pass can prove aligned), never on the GPU.
+  bool vectorGuard = !out.empty() && out.back().kind == GuardKind::Vector;
+  if (stream && opts.streamMinBytes != 0 && !opts.gpu && vectorGuard && streamLineElements(iface) > 0) {
+    GuardPlan g;
+    g.kind = GuardKind::Stream;
+    g.extent = in.vectorExtent;
+    g.minBytes = opts.streamMinBytes;
+    g.hereBytes = opts.streamHereBytes;
+    DimExpr bytes(0);
+    for (const Type& t : iface.outputs) {
+      DimExpr n(int64_t(dtypeSize(t.dtype)));
+      for (const DimExpr& d : t.dims) n = n * d;
+      bytes = bytes + n;
+    }
+    g.bytes = bytes;
+    g.width = streamLineElements(iface);
+    bool atRunTime = g.minBytes == kStreamAtRunTime;
+    g.text = "streaming stores: " + bytes.str() + " >= " +
+             (atRunTime ? "the last-level cache" : std::to_string(g.minBytes)) + " && " + g.extent.str() + " % " +
+             std::to_string(g.width) + " == 0 && outputs aligned to 64 bytes";
+    Tri t = solver.lessEqual(DimExpr(atRunTime ? kStreamPlanFloorBytes : g.minBytes), bytes).tri;
+    if (t != Tri::Disproved) t = solver.divisible(g.extent, DimExpr(g.width)).tri;
+    // Pointer alignment is a fact of the call, never of the program.
+    if (t == Tri::Proved) t = Tri::Unknown;
     add(g, t);
   }
   if (opts.index32 && !in.indexCounts.empty()) {
@@ -261,6 +298,7 @@ std::vector<KernelVariant> versionsOf(const std::vector<GuardPlan>& guards) {
     }
     if (g.kind == GuardKind::Index32) v.index32 = true;
     if (g.kind == GuardKind::BroadcastFree) v.broadcastFree = true;
+    if (g.kind == GuardKind::Stream) v.stream = true;
     if (g.kind == GuardKind::Schedule) v.schedule = g.schedule;
     if (g.kind == GuardKind::Schedule && g.schedule == GpuSchedule::Split) v.splitChunk = g.chunk;
     if (g.kind == GuardKind::Schedule && (g.schedule == GpuSchedule::Warp || g.schedule == GpuSchedule::Block))
@@ -286,6 +324,12 @@ std::vector<KernelVariant> versionsOf(const std::vector<GuardPlan>& guards) {
       if ((m & (1u << i)) && runtime[i]->schedule == GpuSchedule::Tile && runtime[i]->kind == GuardKind::Schedule)
         tile = true;
     if (schedules > 1 || (tile && (vector || base.vectorWidth > 1))) continue;
+    // One streaming version, the most specialised: large calls meet every
+    // other guard in practice, and each version is compiled code.
+    bool partialStream = false;
+    for (size_t i = 0; i < runtime.size(); ++i)
+      partialStream |= runtime[i]->kind == GuardKind::Stream && (m & (1u << i)) && m != (1u << runtime.size()) - 1;
+    if (partialStream) continue;
     masks.push_back(m);
   }
   std::stable_sort(masks.begin(), masks.end(), [](unsigned a, unsigned b) {
@@ -367,7 +411,8 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
       if (failed) *failed = op.get();
       return "kernel %" + resName + " (" + k.kind + "): " + why;
     }
-    if (k.hasKernel) k.guards = decideGuards(k.iface, solver, opts, takesLoopVectorWidth(k.kind));
+    if (k.hasKernel)
+      k.guards = decideGuards(k.iface, solver, opts, takesLoopVectorWidth(k.kind), k.kind == "loop" || k.kind == "stitch");
     k.versions = k.hasKernel ? versionsOf(k.guards) : std::vector<KernelVariant>{};
     out.kernels.push_back(std::move(k));
   }

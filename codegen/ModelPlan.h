@@ -23,7 +23,7 @@ struct GemmPlan;
 struct KernelTuningPlan;
 
 /// The guards a kernel's versions can assume.
-enum class GuardKind { Vector, Index32, BroadcastFree, Schedule };
+enum class GuardKind { Vector, Index32, BroadcastFree, Schedule, Stream };
 
 /// One guard of one kernel and what the solver made of it.
 struct GuardPlan {
@@ -45,6 +45,12 @@ struct GuardPlan {
   /// Schedule Split: also `units <= unitsMax` (few rows), chunks of `chunk` elements.
   DimExpr units;
   int64_t unitsMax = INT64_MAX, chunk = 0;
+  /// Stream: `bytes` (the outputs' bytes per call) >= `minBytes` and `extent`
+  /// % `width` == 0 (rows of whole 64-byte lines); the host also tests that
+  /// every output is 64-byte aligned.
+  DimExpr bytes;
+  int64_t minBytes = 0;  ///< kStreamAtRunTime: the running machine's last-level cache
+  int64_t hereBytes = 0;  ///< with kStreamAtRunTime: the value holdsAt uses (PlanOptions::streamHereBytes)
   /// Evaluates the condition at concrete sizes; nullopt (with `err`) if a dim cannot be evaluated.
   std::optional<bool> holdsAt(const DimBindings& env, std::string* err = nullptr) const;
 };
@@ -113,6 +119,14 @@ constexpr int kCpuLoopVectorWidth = 16, kCpuVectorWidth = 8;
 /// PlanOptions::loopVectorWidth: loop kernels and GEMM epilogues.
 inline bool takesLoopVectorWidth(const std::string& kind) { return kind == "loop" || kind == "library"; }
 
+/// PlanOptions::streamMinBytes: the threshold is read by the running model
+/// (dscc_stream_min_bytes, runtime/dscc_generated.h), so a plan does not
+/// depend on the compiling machine.
+constexpr int64_t kStreamAtRunTime = -1;
+/// With kStreamAtRunTime, a kernel whose outputs cannot reach this many bytes
+/// gets no streaming version: no last-level cache is smaller.
+constexpr int64_t kStreamPlanFloorBytes = int64_t(4) << 20;
+
 /// Options of the planner.
 struct PlanOptions {
   /// The width of vector versions (elements); 1 disables them.
@@ -126,6 +140,14 @@ struct PlanOptions {
   int vectorBytes = 0;
   /// Generate index32 and broadcast-free versions.
   bool index32 = true, broadcastFree = true;
+  /// > 0: CPU loop and stitch kernels whose outputs can reach this many
+  /// bytes per call get a streaming version (KernelVariant::stream), run when
+  /// they do; kStreamAtRunTime (the frontend's default): when they exceed the
+  /// last-level cache of the machine that runs the model; 0: none.
+  int64_t streamMinBytes = 0;
+  /// With kStreamAtRunTime: what `dscc explain` takes that cache to be (the
+  /// runtime's dscc_stream_min_bytes here), for GuardPlan::holdsAt.
+  int64_t streamHereBytes = 0;
   /// Vector versions also need aligned buffers (the GPU's vector accesses):
   /// the vector guard then always includes a run-time pointer test.
   bool alignedVectors = false;

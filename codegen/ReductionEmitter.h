@@ -21,6 +21,7 @@
 #include "codegen/GpuReduce.h"
 #include "codegen/KernelLowering.h"
 #include "codegen/ReductionPlan.h"
+#include "codegen/Streaming.h"
 
 namespace dscc::codegen::reduction {
 
@@ -36,6 +37,10 @@ constexpr int kRowCacheIters = 16;
 // CPU stitch rows: the elements the loop vectoriser's main loop takes per
 // iteration on AVX-512 (16 lanes, interleaved by 2); see Emitter::vecLoop.
 constexpr int64_t kRowBulk = 32;
+
+// CPU streaming versions: the elements of a row's final loop between
+// prefetches of the next row (16 lines of f32).
+constexpr int64_t kPrefetchChunk = 256;
 
 // Emits a planned kernel at the builder's insertion point.
 class Emitter {
@@ -154,6 +159,13 @@ class Emitter {
       llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, outputs, i);
       out_.push_back(b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "out." + p_.fusion->result(i)->name));
     }
+    // A streaming version whose output holds a scratch value between
+    // phases (a softmax's exp) keeps ordinary stores: streamed, the scratch
+    // would be read back from memory, and recomputing it instead made
+    // softmax beyond the cache 1.2x slower than keeping it in the cache
+    // (bench/results/2026-12-04-stream-nt.md). It still prefetches.
+    if (v_.stream && !outputScratch().first)
+      assumeStreamGuard(b_, out_, dims.emit(p_.iface.guards.vectorExtent), streamLineElements(p_.iface));
     if (v_.schedule == GpuSchedule::Split) {
       llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, outputs, p_.fusion->results.size());
       ws_ = b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "workspace");
@@ -305,9 +317,10 @@ class Emitter {
   // for (iv = lo; iv < hi; iv += step) body(iv); leaves the builder after it.
   // `foldTail`: ask LLVM's loop vectoriser to predicate the loop's last
   // partial vector (masked loads and stores) instead of a scalar remainder
-  // loop (see vecLoop).
+  // loop; `width` > 0: to widen the loop to `width` lanes interleaved by 2
+  // (see vecLoop).
   void loop(llvm::Value* lo, llvm::Value* hi, int64_t step, const std::string& name,
-            const std::function<void(llvm::Value*)>& body, bool foldTail = false) {
+            const std::function<void(llvm::Value*)>& body, bool foldTail = false, int width = 0) {
     llvm::Function* fn = b_.GetInsertBlock()->getParent();
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     auto* head = llvm::BasicBlock::Create(ctx_, name, fn);
@@ -322,10 +335,16 @@ class Emitter {
     body(iv);
     iv->addIncoming(b_.CreateAdd(iv, idx(step), name + ".next", true, true), b_.GetInsertBlock());
     llvm::BranchInst* back = b_.CreateBr(head);
-    if (foldTail) {
+    if (foldTail || width > 0) {
       llvm::Metadata* on[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.predicate.enable"),
                               llvm::ConstantAsMetadata::get(b_.getTrue())};
-      llvm::Metadata* ops[] = {nullptr, llvm::MDNode::get(ctx_, on)};
+      llvm::Metadata* w[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.width"),
+                             llvm::ConstantAsMetadata::get(b_.getInt32(width))};
+      llvm::Metadata* twice[] = {llvm::MDString::get(ctx_, "llvm.loop.interleave.count"),
+                                 llvm::ConstantAsMetadata::get(b_.getInt32(2))};
+      std::vector<llvm::Metadata*> ops = {nullptr};
+      if (foldTail) ops.push_back(llvm::MDNode::get(ctx_, on));
+      else ops = {nullptr, llvm::MDNode::get(ctx_, w), llvm::MDNode::get(ctx_, twice)};
       llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, ops);
       id->replaceOperandWith(0, id);  // a loop ID names itself
       back->setMetadata(llvm::LLVMContext::MD_loop, id);
@@ -344,11 +363,33 @@ class Emitter {
       // interleaved by 2 on AVX-512 and finishes the row in a scalar
       // remainder of up to 31 elements (a row of 112 spent half its time
       // there, a row of 18 all of it). So the row is two loops: the whole
-      // 32-element blocks, vectorised as LLVM likes, then the rest, with its
-      // tail predicated (masked loads and stores, no scalar loop). Where
-      // LLVM picks other widths the split costs nothing but a branch.
+      // 32-element blocks, vectorised at 16 lanes interleaved by 2, then the
+      // rest, with its tail predicated (masked loads and stores, no scalar
+      // loop). The width is asked for: LLVM's cost model took 8 for loops
+      // that sum in f64, which computed a softmax's exp at half the width
+      // (rows of 256 ran 1.4x faster at 16); and the interleave, so that a
+      // block is one iteration (at 4 a row of 32 went to the remainder).
       llvm::Value* bulk = b_.CreateAnd(n, idx(~int64_t(kRowBulk - 1)), name + ".bulk");
-      loop(idx(0), bulk, 1, name, [&](llvm::Value* j) { body(j, 0); });
+      if (prefetch_.empty()) {
+        loop(idx(0), bulk, 1, name, [&](llvm::Value* j) { body(j, 0); }, false, kRowBulk / 2);
+      } else {
+        // A streaming version's final loop (see prefetchNextRow): before each
+        // chunk of kPrefetchChunk elements, the lines of the next row's
+        // chunk. A prefetch in the loop itself would keep it scalar.
+        loop(idx(0), bulk, kPrefetchChunk, name + ".chunk", [&](llvm::Value* j0) {
+          for (const Prefetch& p : prefetch_) {
+            int64_t perLine = std::max<int64_t>(1, 64 / int64_t(dtypeSize(p.dtype)));
+            for (int64_t e = 0; e < kPrefetchChunk; e += perLine) {
+              llvm::Value* at = b_.CreateAdd(b_.CreateAdd(p.next, j0), idx(e));
+              llvm::Value* ptr = b_.CreateGEP(storageType(ctx_, p.dtype), p.base, at);
+              b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {ptr->getType()},
+                                 {ptr, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+            }
+          }
+          llvm::Value* j1 = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateAdd(j0, idx(kPrefetchChunk)), bulk);
+          loop(j0, j1, 1, name, [&](llvm::Value* j) { body(j, 0); }, false, kRowBulk / 2);
+        });
+      }
       loop(bulk, n, 1, name + ".tail", [&](llvm::Value* j) { body(j, 0); }, /*foldTail=*/true);
       return;
     }
@@ -574,6 +615,16 @@ class Emitter {
 
   // --- stitch: one row per unit, one loop per phase -------------------------
   void emitStitch(llvm::Value* lo, llvm::Value* hi);
+  // A CPU streaming version (outputs beyond the cache, so its inputs come
+  // from memory too): the final loop of a row prefetches the next row's
+  // elements of each input of the row's shape, so that memory works while
+  // the row's phases compute from the cache (`next`: the flat index of the
+  // next row; past the last row the prefetches touch nothing, and never fault).
+  void prefetchNextRow(llvm::Value* next) {
+    if (!v_.stream || !cpuRows_) return;
+    for (size_t k = 0; k < p_.iface.inputs.size(); ++k)
+      if (p_.iface.inputs[k].dims == p_.space) prefetch_.push_back({base_[k], p_.iface.inputs[k].dtype, next});
+  }
   // --- stitch, GPU Split schedule: a block per (row, chunk), one launch per phase
   // Launch k < phases: the earlier phases' per-row values from all chunks'
   // partials (combined in chunk order: every block gets the same bits), then
@@ -607,6 +658,14 @@ class Emitter {
   int W_;
   // A CPU stitch kernel: its rows' loops are left to the loop vectoriser, tails folded.
   bool cpuRows_ = false;
+  // CPU streaming versions, in the final loop over a row: inputs of the
+  // row's shape whose next row is prefetched (prefetchNextRow).
+  struct Prefetch {
+    llvm::Value* base;
+    DType dtype;
+    llvm::Value* next;  // the flat index of the next row's first element
+  };
+  std::vector<Prefetch> prefetch_;
   std::map<llvm::Value*, llvm::Value*> nanFlag_;  // splitNaN: accumulator array -> its NaN flag
   int splitPhase_ = -1;             // Split: the launch this body is (phase, or phases: the stores)
   llvm::Value* ws_ = nullptr;       // Split: the workspace of partials

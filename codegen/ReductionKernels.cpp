@@ -82,8 +82,10 @@ void Emitter::emitStitch(llvm::Value* lo, llvm::Value* hi) {
       for (size_t i = 0; i < out_.size(); ++i)
         if (p_.resultElem[i]) store(i, eval(p_.fusion->yields[i], Frame::Full, e), at, e.blockStart);
     };
+    prefetchNextRow(b_.CreateAdd(rowBase, L));
     if (cacheIters_) cachedRowLoop(L, "final.j", fin);
     else rowLoop(L, "final.j", [&](llvm::Value* j, int lane) { fin(j, lane, -1); });
+    prefetch_.clear();
     rowCache_.clear();  // the next row's loads fill new registers
     advance();
   });

@@ -1,6 +1,8 @@
 // Kernel launches for generated host code: one parallel_for per kernel, with the kernel's arguments as its closure; the profiled entry points.
 #include <algorithm>
 
+#include <unistd.h>
+
 #include "runtime/Context.h"
 #include "runtime/Profile.h"
 #include "runtime/dscc_generated.h"
@@ -134,4 +136,13 @@ extern "C" dscc_status dscc_copy_strided_info(dscc_context* ctx, void* dst, cons
   e.bytes = 2 * elems * double(elem_size);
   record(ctx, std::move(e), start);
   return st;
+}
+
+extern "C" int64_t dscc_stream_min_bytes(void) {
+  static const int64_t bytes = [] {
+    for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE})
+      if (long v = sysconf(name); v > 0) return int64_t(v);
+    return int64_t(32) << 20;
+  }();
+  return bytes;
 }

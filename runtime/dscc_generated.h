@@ -52,6 +52,12 @@ dscc_status dscc_sgemm_const_b_info(dscc_context* ctx, int transA, int transB, i
 dscc_status dscc_copy_strided_info(dscc_context* ctx, void* dst, const void* src, size_t elem_size, int32_t rank,
                                    const int64_t* dims, const int64_t* strides, const dscc_kernel_info* info);
 
+/// The output bytes from which a kernel call of a model compiled with the
+/// default `--streaming-min` takes its streaming version (non-temporal
+/// stores): the last-level cache of this machine (glibc's sysconf, from
+/// CPUID), 32 MiB where the CPU does not say. Read once per process.
+int64_t dscc_stream_min_bytes(void);
+
 #ifdef __cplusplus
 } // extern "C"
 #endif

@@ -27,7 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct CompileOpts {
-  std::string file, output, func, emit, depFile, cpu = "native", runtimeDir, target = "cpu", tuning, rowSchedule;
+  std::string file, output, func, emit, depFile, cpu = "native", runtimeDir, target = "cpu", tuning, rowSchedule, streamingMin;
   std::string optLevel = "2";
   std::vector<std::string> depTargets;  // -MT
   bool objectOnly = false, depsMD = false, depsMMD = false, depsPhony = false, debugInfo = false, checkBounds = false;
@@ -188,6 +188,7 @@ int cmdCompile(const CompileOpts& o) {
   }
   codegen::PlanOptions popts;
   if (!targetPlanOptions(o.target, o.vectorWidth, o.rowSchedule, popts, std::cerr)) return 1;
+  if (!streamingOption(o.streamingMin, popts, std::cerr)) return kUsageError;
   if (o.checkBounds && popts.gpu) {
     std::cerr << "dscc: error: --check-bounds applies to the cpu target only\n";
     return kUsageError;
@@ -345,6 +346,10 @@ Command addCompileCommand(CLI::App& app) {
                 "kernels, 8 for reductions; on the GPU 16 bytes over each kernel's widest element: 4 f32, 8 f16; "
                 "1: none)");
   c->add_option("--target", o->target, "cpu (default), cuda:sm_80 or cuda:sm_90");
+  c->add_option("--streaming-min", o->streamingMin,
+                "CPU: kernel calls whose outputs have at least SIZE bytes, 64-byte aligned, write them with "
+                "streaming (non-temporal) stores that bypass the cache, e.g. 512M; 0: never (default: the "
+                "last-level cache of the machine that runs the model)");
   c->add_option("--row-schedule", o->rowSchedule,
                 "GPU reduction schedules: WARP,BLOCK,TILE[,SPLIT,ROWS,CHUNK] = the shortest row a warp reduces, the "
                 "shortest a block reduces, the fewest rows a column tile sums, the shortest row split over blocks "

@@ -25,6 +25,7 @@ const char* guardName(codegen::GuardKind k) {
   return k == codegen::GuardKind::Vector    ? "vector"
          : k == codegen::GuardKind::Index32 ? "index32"
          : k == codegen::GuardKind::Schedule ? "schedule"
+         : k == codegen::GuardKind::Stream  ? "stream"
                                               : "broadcast-free";
 }
 

@@ -17,7 +17,7 @@ namespace dscc::tools {
 namespace {
 
 struct ExplainOpts {
-  std::string file, func, target = "cpu", tuning, rowSchedule;
+  std::string file, func, target = "cpu", tuning, rowSchedule, streamingMin;
   std::vector<std::string> dims;
   int vectorWidth = 0;
   std::shared_ptr<frontend::ImportOptions> onnx = std::make_shared<frontend::ImportOptions>();
@@ -27,6 +27,7 @@ int cmdExplain(const ExplainOpts& o) {
   codegen::PlanOptions popts;
   bool gpu = o.target != "cpu";
   if (!targetPlanOptions(o.target, o.vectorWidth, o.rowSchedule, popts, std::cerr)) return 1;
+  if (!streamingOption(o.streamingMin, popts, std::cerr)) return kUsageError;
   auto fe = loadAndPlan(o.file, o.func, popts, std::cerr, *o.onnx);
   if (!fe) return 1;
   std::vector<std::unique_ptr<Frontend>> tunedPlans;  // other vector widths, alive while fe's plan points into them
@@ -85,6 +86,7 @@ Command addExplainCommand(CLI::App& app) {
   c->add_option("--vector-width", o->vectorWidth, "as for dscc compile (default on the CPU: 16 for loop kernels, 8 for reductions; on the GPU 16 bytes over each kernel's widest element)");
   c->add_option("--target", o->target, "cpu (default), cuda:sm_80 or cuda:sm_90");
   c->add_option("--tuning", o->tuning, "a dscc-tune file: show the range and configuration that apply");
+  c->add_option("--streaming-min", o->streamingMin, "as for dscc compile");
   c->add_option("--row-schedule", o->rowSchedule, "as for dscc compile");
   addImportOptions(c, o->onnx);
   return {c, [o] { return cmdExplain(*o); }};

@@ -11,8 +11,25 @@
 #include "codegen/GpuKernels.h"
 #include "frontend/OnnxImporter.h"
 #include "tuner/ApplyTuning.h"
+#include "tools/CacheOptions.h"
+#include "runtime/dscc_generated.h"
 
 namespace dscc::tools {
+
+bool streamingOption(const std::string& value, codegen::PlanOptions& out, std::ostream& err) {
+  if (value.empty()) return true;
+  uint64_t bytes = 0;
+  if (!parseSize(value, bytes) || bytes > uint64_t(INT64_MAX)) {
+    err << "dscc: error: --streaming-min '" << value << "' is not a size (e.g. 512M, 1G; 0: never)\n";
+    return false;
+  }
+  if (out.gpu && bytes > 0) {
+    err << "dscc: error: --streaming-min applies to the cpu target only\n";
+    return false;
+  }
+  out.streamMinBytes = static_cast<int64_t>(bytes);
+  return true;
+}
 
 bool targetPlanOptions(const std::string& target, int vectorWidth, const std::string& rowSchedule,
                        codegen::PlanOptions& out, std::ostream& err) {
@@ -34,6 +51,11 @@ bool targetPlanOptions(const std::string& target, int vectorWidth, const std::st
   out.vectorBytes = gpu && vectorWidth <= 0 ? 16 : 0;
   out.alignedVectors = gpu;
   out.gpu = gpu;
+  // Streaming versions run where a call's outputs exceed the last-level
+  // cache of the machine that runs the model, which the model asks the
+  // runtime; explain evaluates the guard with this machine's.
+  out.streamMinBytes = gpu ? 0 : codegen::kStreamAtRunTime;
+  out.streamHereBytes = dscc_stream_min_bytes();
   if (rowSchedule.empty()) return true;
   if (!gpu) {
     err << "dscc: error: --row-schedule applies to GPU targets only\n";

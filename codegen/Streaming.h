@@ -1,0 +1,43 @@
+// Streaming (non-temporal) output stores of CPU kernel versions planned for outputs larger than the cache.
+//
+// A streaming version (KernelVariant::stream) states what its host guard
+// checked as LLVM assumptions: every output pointer 64-byte aligned and the
+// row extent a multiple of a line. After the -O3 pipeline has vectorised the
+// rows, streamStores makes each vector store to an output that those facts
+// prove aligned non-temporal, and fences the function's returns. A store it
+// cannot prove aligned stays an ordinary store, so a version is never wrong,
+// at worst not faster.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "codegen/Kernel.h"
+
+namespace llvm {
+class IRBuilderBase;
+class Module;
+class Value;
+}  // namespace llvm
+
+namespace dscc::codegen {
+
+/// Elements of the narrowest output in one 64-byte line: the row extent of a
+/// streaming version is a multiple of this (GuardKind::Stream's width). 0
+/// when every output is i1 (stored a byte at a time: nothing to stream).
+int streamLineElements(const KernelInterface& iface);
+
+/// In the kernel function being emitted at `b`: marks it a streaming version
+/// and assumes each of `outputs` 64-byte aligned and `extent` (the row
+/// length, any integer type) a multiple of `lineElements`.
+void assumeStreamGuard(llvm::IRBuilderBase& b, const std::vector<llvm::Value*>& outputs, llvm::Value* extent,
+                       int lineElements);
+
+/// After optimisation: in every streaming version of `m`, vector stores of
+/// at least 16 bytes to its outputs that are provably aligned to their size
+/// (up to 64) become non-temporal, and an sfence precedes each return, so
+/// the stores are visible before the thread pool hands the range back.
+/// Returns the number of stores made non-temporal.
+int streamStores(llvm::Module& m);
+
+}  // namespace dscc::codegen
