@@ -34,6 +34,11 @@ in [-1, 1), gather indices uniform in [-D, D)), with `dscc run --check`
 against the interpreter: |compiled - interpreter| <= 1e-5 + 1e-5 * |interpreter|
 for f32 results (exact for integer results), equal shapes and NaN-ness.
 
+Every third program (k % 3 == 1) is compiled with `--streaming-min=1`, so
+that its loop and stitch kernels run their streaming versions (non-temporal
+stores, the next row prefetched) at every size whose rows are whole 64-byte
+lines; those programs also run with every symbol at 16, 32 or 48.
+
 --check-bounds (cpu): each program is compiled with `dscc compile
 --check-bounds`, so every kernel load and store is checked against its
 buffer's size; an out-of-bounds access aborts the run with the kernel, buffer,
@@ -615,14 +620,17 @@ def evaluate(d, sizes):
     return int(eval(d, {"__builtins__": {}}, dict(sizes)))
 
 
-def size_sets(g, r):
-    """Sizes to run: the low ends, 0 where allowed, 1, the high ends, around 8, and a random draw."""
+def size_sets(g, r, lines=False):
+    """Sizes to run: the low ends, 0 where allowed, 1, the high ends, around 8, and a random draw;
+    `lines`: also whole 64-byte lines of f32 (16, 32 or 48), where streaming versions run."""
     syms = {s: v for s, v in g.syms.items() if s in g.arg_symbols()}
     sets = [{s: lo for s, (lo, hi) in syms.items()},
             {s: max(1, lo) for s, (lo, hi) in syms.items()},
             {s: hi for s, (lo, hi) in syms.items()},
             {s: min(hi, max(lo, r.choice([7, 8, 9]))) for s, (lo, hi) in syms.items()},
             {s: r.randint(lo, hi) for s, (lo, hi) in syms.items()}]
+    if lines:
+        sets.append({s: min(hi, max(lo, r.choice([16, 32, 48]))) for s, (lo, hi) in syms.items()})
     out = []
     for k, s in enumerate(sets):
         if "K" in s:
@@ -655,6 +663,11 @@ def run_one(dscc, seed, k, target, keep, verbose, emulate=None, check_bounds=Fal
             cmd.append("--target=" + target)
         if check_bounds:
             cmd.append("--check-bounds")
+        streaming = target == "cpu" and k % 3 == 1
+        if streaming:
+            # Every third program takes its streaming versions (non-temporal
+            # stores, next-row prefetch) wherever rows are whole lines.
+            cmd.append("--streaming-min=1")
         c = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         if c.returncode != 0:
             return fail(tag, "compile failed:\n" + c.stderr.strip(), text, keep, k)
@@ -685,7 +698,7 @@ def run_one(dscc, seed, k, target, keep, verbose, emulate=None, check_bounds=Fal
             return True, tag, runs
         r = random.Random(seed * 7919 + k)
         runs = 0
-        for sizes in size_sets(g, r):
+        for sizes in size_sets(g, r, lines=streaming):
             rng = np.random.default_rng(seed * 131 + k * 17 + runs)
             ins = []
             for name, dt, dims, kind in g.args:
