@@ -412,7 +412,8 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
       return "kernel %" + resName + " (" + k.kind + "): " + why;
     }
     if (k.hasKernel)
-      k.guards = decideGuards(k.iface, solver, opts, takesLoopVectorWidth(k.kind), k.kind == "loop" || k.kind == "stitch");
+      k.guards = decideGuards(k.iface, solver, opts, takesLoopVectorWidth(k.kind),
+                              (k.kind == "loop" || k.kind == "stitch") && streamingPays(*op));
     k.versions = k.hasKernel ? versionsOf(k.guards) : std::vector<KernelVariant>{};
     out.kernels.push_back(std::move(k));
   }

@@ -27,6 +27,14 @@ namespace dscc::codegen {
 /// when every output is i1 (stored a byte at a time: nothing to stream).
 int streamLineElements(const KernelInterface& iface);
 
+/// Whether a streaming version of the loop or stitch kernel `fusion` can pay:
+/// its body computes at most one exponential's worth of vector math per
+/// element. Beyond the cache a kernel with more ran slower with
+/// non-temporal stores (tanh and sigmoid 0.86x, an exact gelu 0.70x, three
+/// exps 0.97x), one with less faster (an add 1.45x, a division 1.54x, an exp
+/// 1.17x): bench/results/2026-12-04-stream-nt.md.
+bool streamingPays(const Operation& fusion);
+
 /// In the kernel function being emitted at `b`: marks it a streaming version
 /// and assumes each of `outputs` 64-byte aligned and `extent` (the row
 /// length, any integer type) a multiple of `lineElements`.
