@@ -88,6 +88,8 @@ class HostEmitter {
   std::string emitOpOnHost(const Operation& op);
   std::string emitConstant(const Operation& op);
   llvm::Value* guardHolds(const GuardPlan& g);
+  // Whether pointer `p` is a multiple of `bytes` (a power of two).
+  llvm::Value* alignedTo(llvm::Value* p, int64_t bytes);
   // Adds to each Stream guard's condition in `holds` that `outs` are 64-byte aligned.
   void streamAligned(const KernelPlan& k, const std::vector<llvm::Value*>& outs, std::vector<llvm::Value*>& holds);
   // Launches the version of kernel `k` that its guards select.
@@ -124,7 +126,6 @@ class HostEmitter {
                         const std::vector<llvm::Value*>& outs, std::vector<llvm::Value*>& holds);
   void launchGpuVersion(const KernelPlan& k, size_t kIndex, size_t v, const std::vector<llvm::Value*>& ins,
                         const std::vector<llvm::Value*>& outs);
-  llvm::Value* aligned16(llvm::Value* p);
   const GpuKernel& gpuKernel(size_t kernel, size_t version, const std::string& copyOf);
   void launchGpu(const GpuKernel& g, const std::vector<llvm::Value*>& ins, const std::vector<llvm::Value*>& outs);
 

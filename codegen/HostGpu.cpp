@@ -111,8 +111,8 @@ void HostEmitter::prepareGpuLaunch(const KernelPlan& k, size_t kIndex, const std
   // Vector versions on the GPU also need every buffer 16-byte aligned.
   for (size_t gi = 0; gi < k.guards.size(); ++gi) {
     if (!k.guards[gi].aligned) continue;
-    for (llvm::Value* p : ins) holds[gi] = b_.CreateAnd(holds[gi], aligned16(p));
-    for (llvm::Value* p : outs) holds[gi] = b_.CreateAnd(holds[gi], aligned16(p));
+    for (llvm::Value* p : ins) holds[gi] = b_.CreateAnd(holds[gi], alignedTo(p, 16));
+    for (llvm::Value* p : outs) holds[gi] = b_.CreateAnd(holds[gi], alignedTo(p, 16));
   }
 }
 
@@ -129,9 +129,6 @@ void HostEmitter::launchGpuVersion(const KernelPlan& k, size_t kIndex, size_t v,
     if (g.kernel == kIndex && g.version == v && g.copyOf.empty()) launchGpu(g, ins, withWs);
 }
 
-llvm::Value* HostEmitter::aligned16(llvm::Value* p) {
-  return b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(p, i64()), b_.getInt64(15)), b_.getInt64(0));
-}
 
 const GpuKernel& HostEmitter::gpuKernel(size_t kernel, size_t version, const std::string& copyOf) {
   for (const GpuKernel& g : gpu_->kernels)

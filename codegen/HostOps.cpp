@@ -159,10 +159,12 @@ void HostEmitter::streamAligned(const KernelPlan& k, const std::vector<llvm::Val
                                 std::vector<llvm::Value*>& holds) {
   for (size_t gi = 0; gi < k.guards.size(); ++gi) {
     if (k.guards[gi].kind != GuardKind::Stream) continue;
-    for (llvm::Value* p : outs)
-      holds[gi] = b_.CreateAnd(holds[gi], b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(p, i64()), b_.getInt64(63)),
-                                                          b_.getInt64(0)));
+    for (llvm::Value* p : outs) holds[gi] = b_.CreateAnd(holds[gi], alignedTo(p, 64));
   }
+}
+
+llvm::Value* HostEmitter::alignedTo(llvm::Value* p, int64_t bytes) {
+  return b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(p, i64()), b_.getInt64(bytes - 1)), b_.getInt64(0));
 }
 
 // Launches the version of kernel `k` that its guards select.
@@ -225,14 +227,7 @@ llvm::Value* HostEmitter::kernelInfo(const KernelPlan& k, const std::string& fun
   // Bytes a launch reads and writes, over the sizes it is passed; library
   // calls report their own (the runtime knows M, N, K).
   bool library = version == "sgemm" || version == "copy";
-  DimExpr bytes(0);
-  if (!library)
-    for (const auto* types : {&k.iface.inputs, &k.iface.outputs})
-      for (const Type& t : *types) {
-        DimExpr n(static_cast<int64_t>(dtypeSize(t.dtype)));
-        for (const DimExpr& d : t.dims) n = n * d;
-        bytes = bytes + n;
-      }
+  DimExpr bytes = library ? DimExpr(0) : totalBytes({&k.iface.inputs, &k.iface.outputs});
   std::vector<llvm::Constant*> names;
   if (!library)
     for (const std::string& s : k.iface.symbols) names.push_back(llvm::cast<llvm::Constant>(str(s)));

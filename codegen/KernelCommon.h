@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,20 @@ inline DimExpr product(const std::vector<DimExpr>& dims, size_t begin = 0, size_
 
 /// The number of elements of `t`.
 inline DimExpr numel(const Type& t) { return product(t.dims); }
+
+/// The bytes of every buffer of the types in `groups` together (dtype size
+/// times dims, summed in order): a launch's traffic for the profiles, its
+/// outputs' size for the stream guard.
+inline DimExpr totalBytes(std::initializer_list<const std::vector<Type>*> groups) {
+  DimExpr bytes(0);
+  for (const std::vector<Type>* types : groups)
+    for (const Type& t : *types) {
+      DimExpr n(static_cast<int64_t>(dtypeSize(t.dtype)));
+      for (const DimExpr& d : t.dims) n = n * d;
+      bytes = bytes + n;
+    }
+  return bytes;
+}
 
 /// The element stride, in `idxTy`, of dim `d` of a row-major operand of type
 /// `t` read with access `a` (not Bcast): its natural stride, and for Dynamic

@@ -181,21 +181,17 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
   // anyway: each line written then costs one trip to memory, not two (a
   // read for ownership and the write-back). Only with vector blocks (the
   // stores the late pass can prove aligned), never on the GPU.
-  bool vectorGuard = !out.empty() && out.back().kind == GuardKind::Vector;
-  if (stream && opts.streamMinBytes != 0 && !opts.gpu && vectorGuard && streamLineElements(iface) > 0) {
+  bool vectorGuard = std::any_of(out.begin(), out.end(), [](const GuardPlan& g) { return g.kind == GuardKind::Vector; });
+  int line = streamLineElements(iface);
+  if (stream && opts.streamMinBytes != 0 && !opts.gpu && vectorGuard && line > 0) {
     GuardPlan g;
     g.kind = GuardKind::Stream;
     g.extent = in.vectorExtent;
     g.minBytes = opts.streamMinBytes;
     g.hereBytes = opts.streamHereBytes;
-    DimExpr bytes(0);
-    for (const Type& t : iface.outputs) {
-      DimExpr n(int64_t(dtypeSize(t.dtype)));
-      for (const DimExpr& d : t.dims) n = n * d;
-      bytes = bytes + n;
-    }
+    DimExpr bytes = totalBytes({&iface.outputs});
     g.bytes = bytes;
-    g.width = streamLineElements(iface);
+    g.width = line;
     bool atRunTime = g.minBytes == kStreamAtRunTime;
     g.text = "streaming stores: " + bytes.str() + " >= " +
              (atRunTime ? "the last-level cache" : std::to_string(g.minBytes)) + " && " + g.extent.str() + " % " +

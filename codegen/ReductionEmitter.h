@@ -342,9 +342,9 @@ class Emitter {
                              llvm::ConstantAsMetadata::get(b_.getInt32(width))};
       llvm::Metadata* twice[] = {llvm::MDString::get(ctx_, "llvm.loop.interleave.count"),
                                  llvm::ConstantAsMetadata::get(b_.getInt32(2))};
-      std::vector<llvm::Metadata*> ops = {nullptr};
+      std::vector<llvm::Metadata*> ops = {nullptr};  // the loop ID itself, set below
       if (foldTail) ops.push_back(llvm::MDNode::get(ctx_, on));
-      else ops = {nullptr, llvm::MDNode::get(ctx_, w), llvm::MDNode::get(ctx_, twice)};
+      else ops.insert(ops.end(), {llvm::MDNode::get(ctx_, w), llvm::MDNode::get(ctx_, twice)});
       llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, ops);
       id->replaceOperandWith(0, id);  // a loop ID names itself
       back->setMetadata(llvm::LLVMContext::MD_loop, id);

@@ -88,8 +88,8 @@ int streamStores(llvm::Module& m) {
         // index.
         llvm::APInt offset(dl.getIndexTypeSizeInBits(st->getPointerOperandType()), 0);
         const llvm::Value* base = st->getPointerOperand()->stripAndAccumulateConstantOffsets(dl, offset, true);
-        llvm::Align known = std::min(llvm::getKnownAlignment(const_cast<llvm::Value*>(base), dl, st, &ac, &dt),
-                                     offset.isZero() ? llvm::Align(kLine) : llvm::Align(1ull << std::min(6u, offset.countr_zero())));
+        llvm::Align known = llvm::commonAlignment(llvm::getKnownAlignment(const_cast<llvm::Value*>(base), dl, st, &ac, &dt),
+                                                  offset.getZExtValue());
         if (known.value() < need) continue;
         st->setAlignment(std::max(st->getAlign(), llvm::Align(need)));
         st->setMetadata(llvm::LLVMContext::MD_nontemporal,

@@ -29,8 +29,7 @@ struct Frontend {
 
 /// `--streaming-min SIZE` into `out` (after targetPlanOptions): "" keeps the
 /// default (the running machine's last-level cache), "0" makes no streaming
-/// versions. False, reported to `err`, on a
-/// bad size or a GPU target.
+/// versions. False, reported to `err`, on a bad size or a GPU target.
 bool streamingOption(const std::string& value, codegen::PlanOptions& out, std::ostream& err);
 
 /// The planner's options for `target` ("cpu", "cuda:sm_80", "cuda:sm_90"):
