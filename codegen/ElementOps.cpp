@@ -132,6 +132,7 @@ llvm::Value* unaryFloat(llvm::IRBuilderBase& b, const Operation& op, llvm::Value
     case OpKind::Rsqrt: return b.CreateFDiv(one(), b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
     case OpKind::Tanh: return tanhOf(b, x);
     case OpKind::Sigmoid:
+      if (inlineMath(b, x)) return emitFastSigmoidF32(b, x);
       return b.CreateFDiv(one(), b.CreateFAdd(one(), expOf(b, b.CreateFNeg(x))));
     case OpKind::Erf: return erfOf(b, x);
     // x < 0 ? 0 : x keeps NaN, like numpy maximum(x, 0).

@@ -1,4 +1,4 @@
-// Inline polynomial exp, tanh and erf for f32: Cephes' expf and tanhf, and the rational erf of Eigen and XLA.
+// Inline polynomial exp, tanh, sigmoid and erf for f32: Cephes' expf and tanhf, and the rational erf of Eigen and XLA.
 #include "codegen/VectorMath.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -27,48 +27,98 @@ llvm::Value* fabs(llvm::IRBuilderBase& b, llvm::Value* x) {
   return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
 }
 
+// x = n*ln2 + r with |r| <= ln2/2, and e^r: the part of every exp below.
+// n is rounded by adding 1.5*2^23 + bias (the float's ulp there is 1), so
+// t's bits are bits(1.5*2^23) + bias + n and no float-to-int conversion is
+// needed; shifting them left by 23 leaves (bias + n) << 23, the magic
+// number's own bits shift out. Integer operations on NaN's bits are
+// defined, unlike fptosi of NaN (poison).
+struct ExpParts {
+  llvm::Value* bits;  ///< (bias + n) << 23 as i32
+  llvm::Value* er;    ///< e^r in [0.7, 1.42]
+};
+
+ExpParts expReduce(llvm::IRBuilderBase& b, llvm::Value* x, int bias) {
+  llvm::Type* t = x->getType();
+  llvm::Type* it = t->getWithNewType(b.getInt32Ty());
+  const double magic = 12582912.0 + bias;
+  llvm::Value* tn = madd(b, x, c(t, 1.44269504088896341), c(t, magic));
+  llvm::Value* n = b.CreateFSub(tn, c(t, magic));
+  // ln2 in two parts so n*C1 is exact.
+  llvm::Value* r = madd(b, n, c(t, -0.693359375), x);
+  r = madd(b, n, c(t, 2.12194440e-4), r);
+  llvm::Value* p = horner(b, r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
+                                 1.6666665459E-1, 5.0000001201E-1});
+  llvm::Value* er = b.CreateFAdd(madd(b, p, b.CreateFMul(r, r), r), c(t, 1.0));
+  return {b.CreateShl(b.CreateBitCast(tn, it), llvm::ConstantInt::get(it, 23)), er};
+}
+
+// x clamped to at most `hi` / at least `lo`. A compare and select, not
+// llvm.minnum: x86 has no minnum instruction (it takes three), and the
+// select form is one vminps/vmaxps. NaN passes through.
+llvm::Value* atMost(llvm::IRBuilderBase& b, llvm::Value* x, double hi) {
+  llvm::Value* h = c(x->getType(), hi);
+  return b.CreateSelect(b.CreateFCmpOGT(x, h), h, x);
+}
+llvm::Value* atLeast(llvm::IRBuilderBase& b, llvm::Value* x, double lo) {
+  llvm::Value* l = c(x->getType(), lo);
+  return b.CreateSelect(b.CreateFCmpOLT(x, l), l, x);
+}
+
+// ln(FLT_MIN) rounded towards zero: e^x is a normal float from here up (by
+// 4.5e-6 relative, far above exp's error), and no float lies between it and
+// the true ln(FLT_MIN), so flushing below it flushes exactly the results
+// under FLT_MIN.
+constexpr double kLnMin = -87.33654022216796875;
+
 }  // namespace
 
 llvm::Value* emitFastExpF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Type* t = x->getType();
-  llvm::Type* it = t->getWithNewType(b.getInt32Ty());
-  // Clamped to [-87.5, ln(FLT_MAX)], n below stays in [-126, 128]: at the top
-  // +inf is set, at the bottom every result is under FLT_MIN
-  // and flushed to 0 below. (NaN is clamped too and restored at the end.)
-  llvm::Value* xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, c(t, -87.5));
-  xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, xc, c(t, 88.72283905));
-  // x = n*ln2 + r with |r| <= ln2/2; ln2 in two parts so n*C1 is exact.
-  llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, madd(b, xc, c(t, 1.44269504088896341), c(t, 0.5)));
-  llvm::Value* r = madd(b, n, c(t, -0.693359375), xc);
-  r = madd(b, n, c(t, 2.12194440e-4), r);
-  llvm::Value* p = horner(b, r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
-                                 1.6666665459E-1, 5.0000001201E-1});
-  llvm::Value* e = b.CreateFAdd(madd(b, p, b.CreateFMul(r, r), r), c(t, 1.0));
-  // e * 2^n by adding n to e's exponent field (e is in [0.7, 1.42]): exponent
-  // 255 is +inf where the true value overflows; at the bottom the field
-  // underflows into denormal or negative bit patterns, all under FLT_MIN.
-  llvm::Value* k = b.CreateShl(b.CreateFPToSI(n, it), llvm::ConstantInt::get(it, 23));
-  e = b.CreateBitCast(b.CreateAdd(b.CreateBitCast(e, it), k), t);
-  e = b.CreateSelect(b.CreateFCmpOLT(e, c(t, 1.17549435e-38)), c(t, 0.0), e);
-  // At n = 128 a mantissa left in e would make a NaN pattern.
+  // Clamped to [-87.5, ln(FLT_MAX)], so n is in [-126, 128]; e^r * 2^n by
+  // adding n to e^r's exponent field. At the bottom the field underflows
+  // into denormal or tiny patterns, all under FLT_MIN and flushed to 0 by
+  // compare and select (no arithmetic on a denormal, which would take a
+  // microcode assist); from ln(FLT_MAX) on the result is +inf (at n = 128 a
+  // mantissa left in e^r would make a NaN pattern).
+  ExpParts p = expReduce(b, atLeast(b, atMost(b, x, 88.72283905), -87.5), 0);
+  llvm::Value* e = b.CreateBitCast(b.CreateAdd(b.CreateBitCast(p.er, p.bits->getType()), p.bits), t);
+  e = b.CreateSelect(b.CreateFCmpOLT(x, c(t, kLnMin)), c(t, 0.0), e);
   e = b.CreateSelect(b.CreateFCmpOGE(x, c(t, 88.72283905)), llvm::ConstantFP::getInfinity(t), e);
+  // NaN's bits may carry payload into the exponent add.
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, e);
 }
 
 llvm::Value* emitFastTanhF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Type* t = x->getType();
-  llvm::Value* ax = fabs(b, x);
-  // |x| < 0.625: x + x^3 P(x^2).
-  llvm::Value* s = b.CreateFMul(x, x);
-  llvm::Value* p = horner(b, s, {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2, 1.33314422036E-1,
-                                 -3.33332819422E-1});
-  llvm::Value* small = madd(b, b.CreateFMul(p, s), x, x);
-  // Otherwise 1 - 2/(e^{2|x|} + 1) with x's sign; e^{2|x|} = inf gives 1, and
-  // NaN stays NaN through exp.
-  llvm::Value* e = emitFastExpF32(b, b.CreateFMul(ax, c(t, 2.0)));
-  llvm::Value* big = b.CreateFSub(c(t, 1.0), b.CreateFDiv(c(t, 2.0), b.CreateFAdd(e, c(t, 1.0))));
-  big = b.CreateIntrinsic(llvm::Intrinsic::copysign, {t}, {big, x});
-  return b.CreateSelect(b.CreateFCmpOLT(ax, c(t, 0.625)), small, big);
+  // Eigen's and XLA's rational approximation: x P(x^2) / Q(x^2) on x
+  // clamped to +-7.99881172 (where it reaches 1 with FMA). Where the
+  // previous form took an exp, a division and a second polynomial for small
+  // |x|, this is 10 FMAs and a division; NaN passes through the clamps.
+  llvm::Value* xc = atLeast(b, atMost(b, x, 7.99881172180175781), -7.99881172180175781);
+  llvm::Value* x2 = b.CreateFMul(xc, xc);
+  llvm::Value* p = horner(b, x2, {-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
+                                  5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
+                                  4.89352455891786e-03});
+  llvm::Value* q = horner(b, x2, {1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
+                                  4.89352518554385e-03});
+  llvm::Value* r = b.CreateFMul(xc, b.CreateFDiv(p, q));
+  // Below 0.0004, tanh(x) rounds to x; P(0)/Q(0) is a few ULP under 1.
+  return b.CreateSelect(b.CreateFCmpOLT(fabs(b, x), c(t, 0.0004)), x, r);
+}
+
+llvm::Value* emitFastSigmoidF32(llvm::IRBuilderBase& b, llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  // 1/(1 + e^-x) with -x clamped to [ln(FLT_MIN), -ln(FLT_MIN)]: n in
+  // [-126, 126], so 2^n is a normal float built from its bits and e^-x is
+  // e^r * 2^n by one multiplication, which keeps NaN. Every value computed is
+  // a normal float (no microcode assists on the masked -1e4 of attention);
+  // results under FLT_MIN are flushed to 0, as exp's. Above 87.3 the result
+  // rounds to 1.
+  ExpParts p = expReduce(b, atLeast(b, atMost(b, b.CreateFNeg(x), -kLnMin), kLnMin), 127);
+  llvm::Value* e = b.CreateFMul(p.er, b.CreateBitCast(p.bits, t));
+  llvm::Value* r = b.CreateFDiv(c(t, 1.0), b.CreateFAdd(e, c(t, 1.0)));
+  return b.CreateSelect(b.CreateFCmpOLT(x, c(t, kLnMin)), c(t, 0.0), r);
 }
 
 llvm::Value* emitFastErfF32(llvm::IRBuilderBase& b, llvm::Value* x) {

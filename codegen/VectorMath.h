@@ -1,10 +1,13 @@
-// Inline polynomial exp, tanh and erf for f32 on the CPU: plain arithmetic the vectorisers widen, no library calls.
+// Inline polynomial exp, tanh, sigmoid and erf for f32 on the CPU: plain arithmetic the vectorisers widen, no library calls.
 //
 // libmvec's vector functions are calls (the loop's registers are spilled
 // around each) and take a slow scalar path for some lanes; these are a few
 // FMAs each, inlined in the loop, with the interpreter's special values.
+// Kernels that chain several of them are bound by the vector ports (two for
+// 512-bit registers), so each is written for few instructions: no
+// float-to-int conversion or NaN select in exp's core, a rational tanh.
 // Accuracy, measured against double precision over the whole f32 range by
-// test/unit/VectorMathTest.cpp: exp <= 1 ULP, tanh <= 1 ULP, erf <= 5 ULP,
+// test/unit/VectorMathTest.cpp: exp <= 1 ULP, tanh <= 5 ULP, erf <= 5 ULP,
 // sigmoid (1/(1+exp(-x))) <= 2 ULP; results below FLT_MIN are flushed to 0.
 #pragma once
 
@@ -16,8 +19,12 @@ namespace dscc::codegen {
 /// ln(FLT_MIN) (no denormal results), NaN for NaN.
 llvm::Value* emitFastExpF32(llvm::IRBuilderBase& b, llvm::Value* x);
 
-/// tanh(x) for a float or vector-of-float `x`: odd, ±1 beyond ±9.1, NaN for NaN.
+/// tanh(x) for a float or vector-of-float `x`: odd, ±1 beyond ±8, NaN for NaN.
 llvm::Value* emitFastTanhF32(llvm::IRBuilderBase& b, llvm::Value* x);
+
+/// 1/(1+e^-x) for a float or vector-of-float `x`: 0 below ln(FLT_MIN), 1
+/// from 17.4 on, NaN for NaN.
+llvm::Value* emitFastSigmoidF32(llvm::IRBuilderBase& b, llvm::Value* x);
 
 /// erf(x) for a float or vector-of-float `x`: odd, ±1 beyond ±3.92, NaN for NaN.
 llvm::Value* emitFastErfF32(llvm::IRBuilderBase& b, llvm::Value* x);
