@@ -5,6 +5,7 @@
 #include <set>
 
 #include "codegen/GpuKernels.h"
+#include "codegen/KernelCommon.h"
 #include "codegen/LibraryPlan.h"
 
 namespace dscc::codegen {
@@ -105,14 +106,18 @@ BufferPlan planBuffers(const ModelPlan& plan, bool gpu) {
         bp.slotTemps[slot].push_back(t);
       }
     }
-    // GPU split versions: the workspace of partial reductions, one per op.
-    if (k && gpu)
-      for (const KernelVariant& v : k->versions)
-        if (v.schedule == GpuSchedule::Split && !bp.tempSlot.count({&op, "ws"})) {
+    // Split versions (GPU) and row-split versions (CPU): the workspace of
+    // partial reductions, one per op.
+    if (k)
+      for (const KernelVariant& v : k->versions) {
+        bool split = gpu && v.schedule == GpuSchedule::Split, rows = !gpu && v.schedule == GpuSchedule::RowSplit;
+        if ((split || rows) && !bp.tempSlot.count({&op, "ws"})) {
           size_t slot = acquire(slotFreeAt, i, i);
           bp.tempSlot[{&op, "ws"}] = slot;
-          bp.slotTemps[slot].push_back(Type{DType::I64, {splitWorkspaceElements(*k, v)}});
+          bp.slotTemps[slot].push_back(
+              Type{DType::I64, {split ? splitWorkspaceElements(*k, v) : rowSplitWorkspaceElements(k->iface)}});
         }
+      }
   }
   return bp;
 }

@@ -67,8 +67,11 @@ std::string emitModel(const ModelPlan& plan, const std::string& source, CodeModu
                       ExternalData* external = nullptr, Location* errorLoc = nullptr);
 
 /// Lowers version `v` of kernel `k` (with the CPU calling convention of
-/// codegen/Kernel.h) to function `name` in `m`, whatever its kind.
-LoweredKernel lowerKernelVersion(const KernelPlan& k, size_t v, CodeModule& m, const std::string& name);
+/// codegen/Kernel.h) to function `name` in `m`, whatever its kind. A
+/// RowSplit version is two functions, one per launch: `splitPhase` 0 or 1
+/// (see lowerInputKernel).
+LoweredKernel lowerKernelVersion(const KernelPlan& k, size_t v, CodeModule& m, const std::string& name,
+                                 int splitPhase = -1);
 
 /// The exported name of the host function of `f`: `FUNC_run`.
 std::string runSymbol(const Function& f);

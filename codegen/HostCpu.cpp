@@ -4,22 +4,43 @@
 #include <llvm/IR/Function.h>
 
 #include "codegen/BoundsCheck.h"
+#include "codegen/KernelCommon.h"
 
 namespace dscc::codegen {
 
-// Every version of every kernel, with internal linkage: only the host function calls them.
+// Version `v` of `p` as function `name` (a RowSplit version's second launch
+// too, as `name.combine`), internal: only the host function calls it.
+std::string HostEmitter::emitKernelVersion(const KernelPlan& p, size_t v, const std::string& name,
+                                           llvm::Function*& fn) {
+  bool rows = p.versions[v].schedule == GpuSchedule::RowSplit;
+  for (int phase = rows ? 0 : -1; phase < (rows ? 2 : 0); ++phase) {
+    std::string fname = phase == 1 ? name + ".combine" : name;
+    LoweredKernel lk = lowerKernelVersion(p, v, owner_, fname, phase);
+    if (!lk.ok()) return lk.error;
+    if (plan_.checkBounds) {
+      // The workspace is the output after the results.
+      KernelInterface checked = lk.iface;
+      if (rows) checked.outputs.push_back(Type{DType::I64, {rowSplitWorkspaceElements(lk.iface)}});
+      addBoundsChecks(*lk.fn, checked, fname);
+    }
+    lk.fn->setLinkage(llvm::GlobalValue::InternalLinkage);
+    if (phase == 1) combineFns_[name] = lk.fn;
+    else fn = lk.fn;
+  }
+  return "";
+}
+
+// Every version of every kernel.
 std::string HostEmitter::emitKernels() {
   for (const KernelPlan& k : plan_.kernels) {
     std::vector<llvm::Function*> fns;
     for (size_t v = 0; v < k.versions.size(); ++v) {
-      LoweredKernel lk = lowerKernelVersion(k, v, owner_, k.functionName(v));
-      if (!lk.ok()) {
+      llvm::Function* fn = nullptr;
+      if (std::string e = emitKernelVersion(k, v, k.functionName(v), fn); !e.empty()) {
         errorLoc_ = k.fusion ? k.fusion->loc : Location();
-        return "kernel " + k.symbol + ": " + lk.error;
+        return "kernel " + k.symbol + ": " + e;
       }
-      if (plan_.checkBounds) addBoundsChecks(*lk.fn, lk.iface, k.functionName(v));
-      lk.fn->setLinkage(llvm::GlobalValue::InternalLinkage);
-      fns.push_back(lk.fn);
+      fns.push_back(fn);
     }
     kernelFns_.push_back(fns);
     // Tuned kernels (`--tuning`): every version of every configuration,
@@ -30,14 +51,12 @@ std::string HostEmitter::emitKernels() {
       for (const TunedConfig& c : k.tuning->configs)
         for (size_t v = 0; v < c.plan.versions.size(); ++v) {
           if (byName.count(c.plan.functionName(v))) continue;
-          LoweredKernel lk = lowerKernelVersion(c.plan, v, owner_, c.plan.functionName(v));
-          if (!lk.ok()) {
+          llvm::Function* fn = nullptr;
+          if (std::string e = emitKernelVersion(c.plan, v, c.plan.functionName(v), fn); !e.empty()) {
             errorLoc_ = k.fusion ? k.fusion->loc : Location();
-            return "kernel " + k.symbol + " (" + c.name + "): " + lk.error;
+            return "kernel " + k.symbol + " (" + c.name + "): " + e;
           }
-          if (plan_.checkBounds) addBoundsChecks(*lk.fn, lk.iface, c.plan.functionName(v));
-          lk.fn->setLinkage(llvm::GlobalValue::InternalLinkage);
-          byName[c.plan.functionName(v)] = lk.fn;
+          byName[c.plan.functionName(v)] = fn;
         }
     tunedFns_.push_back(std::move(byName));
   }
@@ -72,6 +91,7 @@ void HostEmitter::launchTuned(const KernelPlan& k, size_t kIndex, llvm::Value* i
     holds.emplace_back();
     for (const GuardPlan& g : c.plan.guards) holds.back().push_back(g.proved ? b_.getTrue() : guardHolds(g));
     streamAligned(c.plan, outs, holds.back());
+    prepareRowSplit(c.plan);
     grains.push_back(
         b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, b_.CreateUDiv(b_.getInt64(c.chunk), work), b_.getInt64(1)));
   }
@@ -80,8 +100,8 @@ void HostEmitter::launchTuned(const KernelPlan& k, size_t kIndex, llvm::Value* i
   auto cascade = [&](size_t ci) {
     const TunedConfig& c = tp.configs[ci];
     versionCascade(c.plan, k.symbol, k.symbol + "." + c.name + ".", holds[ci], join, [&](size_t v) {
-      checked(launch_, {ctxArg_, tunedFns_[kIndex].at(c.plan.functionName(v)), inArr, outArr, sizes, units, grains[ci],
-                        kernelInfo(k, c.plan.functionName(v), c.plan.versions[v].name())});
+      launchCpu(k, c.plan, v, tunedFns_[kIndex].at(c.plan.functionName(v)), c.plan.functionName(v), inArr, outArr,
+                outs, sizes, units, grains[ci]);
     });
   };
   for (size_t r = 0; r < tp.ranges.size(); ++r) {
@@ -97,6 +117,45 @@ void HostEmitter::launchTuned(const KernelPlan& k, size_t kIndex, llvm::Value* i
   }
   cascade(tp.fallback);
   b_.SetInsertPoint(join);
+}
+
+// The dims launchCpu needs for `p`'s RowSplit versions, emitted before the
+// version branches (dims are cached by expression).
+void HostEmitter::prepareRowSplit(const KernelPlan& p) {
+  for (const KernelVariant& v : p.versions)
+    if (v.schedule == GpuSchedule::RowSplit) {
+      const KernelGuardInputs& g = p.iface.guards;
+      dim(rowSplitChunks(g.splitRows) * g.splitOuter);
+      dim(rowSplitChunks(g.splitRows));
+      return;
+    }
+}
+
+// One CPU launch of version `v` of `p` (kernel `k`'s plan or a tuned
+// configuration's): a RowSplit version is two, on the op's workspace.
+void HostEmitter::launchCpu(const KernelPlan& k, const KernelPlan& p, size_t v, llvm::Function* fn,
+                            const std::string& name, llvm::Value* inArr, llvm::Value* outArr,
+                            const std::vector<llvm::Value*>& outs, llvm::Value* sizes, llvm::Value* units,
+                            llvm::Value* grain) {
+  const KernelVariant& kv = p.versions[v];
+  if (kv.schedule != GpuSchedule::RowSplit) {
+    checked(launch_, {ctxArg_, fn, inArr, outArr, sizes, units, grain, kernelInfo(k, name, kv.name())});
+    return;
+  }
+  std::vector<llvm::Value*> withWs = outs;
+  withWs.push_back(slotPtr_[buffers_.tempSlot.at({k.fusion, "ws"})]);
+  llvm::Value* wsArr = ptrArray(withWs, k.symbol + ".out.ws");
+  // Launch 0: a unit per chunk and row of outputs, each reading a chunk of
+  // whole rows: one unit is plenty of work.
+  const KernelGuardInputs& g = p.iface.guards;
+  llvm::Value* parts = dim(rowSplitChunks(g.splitRows) * g.splitOuter);
+  checked(launch_, {ctxArg_, fn, inArr, wsArr, sizes, parts, b_.getInt64(1), kernelInfo(k, name, kv.name())});
+  // Launch 1: the outputs, each combining one partial per chunk.
+  llvm::Value* chunks = dim(rowSplitChunks(g.splitRows));
+  llvm::Value* combineGrain =
+      b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, b_.CreateUDiv(b_.getInt64(16384), chunks), b_.getInt64(1));
+  checked(launch_, {ctxArg_, combineFns_.at(name), inArr, wsArr, sizes, units, combineGrain,
+                    kernelInfo(k, name + ".combine", kv.name() + ".combine", /*countBytes=*/false)});
 }
 
 }  // namespace dscc::codegen

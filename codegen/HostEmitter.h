@@ -98,7 +98,9 @@ class HostEmitter {
   std::string emitKernel(const Operation& op);
   // The dscc_kernel_info constant of one launch of `k` (runtime/dscc_generated.h):
   // `function` (its version `version`) or a library call ("sgemm", "copy").
-  llvm::Value* kernelInfo(const KernelPlan& k, const std::string& function, const std::string& version);
+  // `countBytes` false: the launch reports no traffic (a RowSplit combine; the first launch counts the kernel's).
+  llvm::Value* kernelInfo(const KernelPlan& k, const std::string& function, const std::string& version,
+                          bool countBytes = true);
   // The guard cascade over `p`'s versions (kernel `symbol`): a block
   // `prefix + name` per version, entered when the guards it assumes hold
   // (`holds`, per guard of `p`), in which `call(v)` emits the call; all
@@ -109,6 +111,11 @@ class HostEmitter {
 
   // ---- CPU (HostCpu.cpp) ----
   std::string emitKernels();
+  std::string emitKernelVersion(const KernelPlan& p, size_t v, const std::string& name, llvm::Function*& fn);
+  void prepareRowSplit(const KernelPlan& p);
+  void launchCpu(const KernelPlan& k, const KernelPlan& p, size_t v, llvm::Function* fn, const std::string& name,
+                 llvm::Value* inArr, llvm::Value* outArr, const std::vector<llvm::Value*>& outs, llvm::Value* sizes,
+                 llvm::Value* units, llvm::Value* grain);
   void prepareHostOutput(llvm::Value* outputs, size_t i);
   void launchTuned(const KernelPlan& k, size_t kIndex, llvm::Value* inArr, llvm::Value* outArr,
                    const std::vector<llvm::Value*>& outs, llvm::Value* sizes, llvm::Value* units, llvm::Value* work);
@@ -138,6 +145,7 @@ class HostEmitter {
   llvm::IRBuilder<> b_;
   std::vector<std::vector<llvm::Function*>> kernelFns_;
   std::vector<std::map<std::string, llvm::Function*>> tunedFns_;  // by function name, per kernel
+  std::map<std::string, llvm::Function*> combineFns_;  // RowSplit versions' second launch, by the first's name
   llvm::FunctionCallee setError_, checkInput_, prepareOutput_, alloc_, free_, tensorFree_, launch_, gemm_, copy_, hgemm_, bgemm_;
   llvm::FunctionCallee streamMinBytes_;  // dscc_stream_min_bytes: the Stream guards' default threshold
   /// dscc_sgemm_const_b_info: a CPU matmul whose B is a host constant (packed once per context).

@@ -184,6 +184,7 @@ void HostEmitter::launch(const KernelPlan& k, size_t kIndex, const std::vector<l
   std::vector<llvm::Value*> holds;
   for (const GuardPlan& g : k.guards) holds.push_back(g.proved ? b_.getTrue() : guardHolds(g));
   streamAligned(k, outs, holds);
+  if (!gpu_) prepareRowSplit(k);
   if (!gpu_ && k.tuning) {
     launchTuned(k, kIndex, inArr, outArr, outs, sizes, units, work);
     return;
@@ -192,9 +193,7 @@ void HostEmitter::launch(const KernelPlan& k, size_t kIndex, const std::vector<l
   auto* join = llvm::BasicBlock::Create(ctx_, k.symbol + ".done", hostFn_);
   versionCascade(k, k.symbol, k.symbol + ".", holds, join, [&](size_t v) {
     if (gpu_) launchGpuVersion(k, kIndex, v, ins, outs);
-    else
-      checked(launch_, {ctxArg_, kernelFns_[kIndex][v], inArr, outArr, sizes, units, grain,
-                        kernelInfo(k, k.functionName(v), k.versions[v].name())});
+    else launchCpu(k, k, v, kernelFns_[kIndex][v], k.functionName(v), inArr, outArr, outs, sizes, units, grain);
   });
   b_.SetInsertPoint(join);
 }
@@ -221,7 +220,8 @@ void HostEmitter::versionCascade(const KernelPlan& p, const std::string& symbol,
   }
 }
 
-llvm::Value* HostEmitter::kernelInfo(const KernelPlan& k, const std::string& function, const std::string& version) {
+llvm::Value* HostEmitter::kernelInfo(const KernelPlan& k, const std::string& function, const std::string& version,
+                                     bool countBytes) {
   auto it = kernelInfos_.find(function);
   if (it != kernelInfos_.end()) return it->second;
   // Bytes a launch reads and writes, over the sizes it is passed; library
@@ -242,7 +242,7 @@ llvm::Value* HostEmitter::kernelInfo(const KernelPlan& k, const std::string& fun
   auto c = [&](const std::string& s) { return llvm::cast<llvm::Constant>(str(s)); };
   auto* init = llvm::ConstantStruct::get(
       infoTy, {c(k.symbol), c(k.kind), c(version), c(function), b_.getInt32(library ? 0 : names.size()), nameArr,
-               c(library ? "" : bytes.str())});
+               c(library || !countBytes ? "" : bytes.str())});
   auto* g = new llvm::GlobalVariable(mod_, infoTy, true, llvm::GlobalValue::PrivateLinkage, init, function + ".info");
   kernelInfos_[function] = g;
   return g;

@@ -20,8 +20,8 @@ class Function;
 
 namespace dscc::codegen {
 
-/// How the threads of a GPU launch share a reduction kernel's units. Only GPU
-/// versions use anything but Thread; the CPU has one schedule.
+/// How the threads of a launch share a reduction kernel's units. Only GPU
+/// versions use anything but Thread and RowSplit, which only the CPU uses.
 enum class GpuSchedule {
   Thread,  ///< one unit (row, output element) per thread: the fallback, right at every size
   Warp,    ///< one row per warp of 32 threads, combined with warp shuffles (shfl.sync)
@@ -29,6 +29,9 @@ enum class GpuSchedule {
   Tile,    ///< column reductions: a block per 32 columns, 8 row slices combined in shared memory
   Split,   ///< stitch kernels with few, very long rows: each row cut into chunks, a block per chunk,
            ///< one launch per phase, partial results through a workspace (see splitPhases)
+  RowSplit,  ///< CPU column reductions over many rows: the outermost reduced dim cut into chunks of
+             ///< rows (rowSplitChunks), a unit per chunk and row of outputs summing whole rows into a
+             ///< workspace of partials, then a second launch combining them in chunk order
 };
 
 /// Threads per block of every GPU launch.
@@ -36,7 +39,7 @@ constexpr int kGpuBlockSize = 256;
 
 /// Threads that cooperate on one unit under `s`: 1, the warp's 32, or the block.
 inline int scheduleLanes(GpuSchedule s) {
-  return s == GpuSchedule::Warp ? 32 : s == GpuSchedule::Thread ? 1 : kGpuBlockSize;
+  return s == GpuSchedule::Warp ? 32 : s == GpuSchedule::Thread || s == GpuSchedule::RowSplit ? 1 : kGpuBlockSize;
 }
 
 /// The assumptions one version of a kernel makes. Each one is a guard the host
@@ -87,6 +90,7 @@ struct KernelVariant {
     if (schedule == GpuSchedule::Block) add(rowMax > 0 ? "block" : "block.long");
     if (schedule == GpuSchedule::Tile) add("tile");
     if (schedule == GpuSchedule::Split) add("split");
+    if (schedule == GpuSchedule::RowSplit) add("rows");
     if (vectorWidth > 1) add("v" + std::to_string(vectorWidth));
     if (index32) add("i32");
     if (broadcastFree) add("nobcast");
@@ -117,6 +121,13 @@ struct KernelGuardInputs {
   /// otherwise rows, with Warp and Block.
   DimExpr rowLength = DimExpr(0);
   bool columns = false;
+  /// Input kernels that keep the last axis: the extent of the outermost
+  /// reduced dim, which a RowSplit version cuts into chunks; DimExpr(0)
+  /// otherwise.
+  DimExpr splitRows = DimExpr(0);
+  /// With splitRows: the outputs over the last axis' length (the product of
+  /// the kept dims but the last), the rows of outputs a chunk's units cover.
+  DimExpr splitOuter = DimExpr(1);
   /// Stitch kernels: the number of phases (one loop over the row each before
   /// the last; a Split version runs phases + 1 launches). 0 for other kinds.
   int phases = 0;

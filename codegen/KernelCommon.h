@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/Kernel.h"
 #include "ir/IR.h"
 
 namespace llvm {
@@ -74,6 +75,27 @@ inline DimExpr totalBytes(std::initializer_list<const std::vector<Type>*> groups
       bytes = bytes + n;
     }
   return bytes;
+}
+
+/// RowSplit versions (CPU column reductions): rows of the outermost reduced
+/// dim (extent `n`) per chunk. At least 256, so a unit reads enough to
+/// cover its workspace slice, and at most 64 chunks, so the workspace stays
+/// a few percent of the input; the chunks depend on the sizes only, never
+/// on the threads, so the partials combine in the same order on every
+/// machine (the same bits).
+inline DimExpr rowSplitChunkRows(const DimExpr& n) {
+  return DimExpr::max(DimExpr::ceilDiv(n, DimExpr(64)), DimExpr(256));
+}
+
+/// RowSplit versions: the number of chunks of `n` rows (at least 1).
+inline DimExpr rowSplitChunks(const DimExpr& n) {
+  return DimExpr::max(DimExpr::ceilDiv(n, rowSplitChunkRows(n)), DimExpr(1));
+}
+
+/// RowSplit versions: the 8-byte slots of the workspace, one partial per
+/// chunk, reduction and output of a kernel with interface `iface`.
+inline DimExpr rowSplitWorkspaceElements(const KernelInterface& iface) {
+  return rowSplitChunks(iface.guards.splitRows) * DimExpr(iface.guards.reductions) * iface.units;
 }
 
 /// The element stride, in `idxTy`, of dim `d` of a row-major operand of type

@@ -279,6 +279,19 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
       add(g, allOf({solver.lessEqual(DimExpr(g.lo), g.extent).tri,
                     solver.lessEqual(g.units, DimExpr(g.unitsMax)).tri}));
   }
+  if (!opts.gpu && opts.cpuSplitRowMin > 0 && in.columns &&
+      !(in.splitRows.isConst() && in.splitRows.constValue() == 0)) {
+    // A column block reads a run of each row, a row stride apart, which the
+    // hardware prefetchers follow poorly; chunks of whole rows stream.
+    GuardPlan g;
+    g.kind = GuardKind::Schedule;
+    g.schedule = GpuSchedule::RowSplit;
+    g.extent = in.splitRows;
+    g.lo = opts.cpuSplitRowMin;
+    g.text = "rows split into chunks of " + rowSplitChunkRows(in.splitRows).str() + ": " + in.splitRows.str() +
+             " >= " + std::to_string(opts.cpuSplitRowMin);
+    add(g, solver.lessEqual(DimExpr(g.lo), g.extent).tri);
+  }
   return out;
 }
 

@@ -166,6 +166,12 @@ struct PlanOptions {
   /// `splitMaxRows` rows, are cut into chunks of `splitChunk` elements, a
   /// block each, over phases + 1 launches (GpuSchedule::Split).
   int64_t splitRowMin = 8192, splitMaxRows = 64, splitChunk = 2048;
+  /// CPU column reductions whose outermost reduced dim has at least this
+  /// many rows get a RowSplit version (GpuSchedule::RowSplit): each thread
+  /// then reads whole rows, where a column block reads a run of each row
+  /// (1.3-1.6x faster beyond the cache). 0: none. `dscc compile
+  /// --row-schedule ROWS` on the CPU.
+  int64_t cpuSplitRowMin = 4096;
 };
 
 /// The plan of one function.

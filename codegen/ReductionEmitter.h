@@ -27,7 +27,7 @@ namespace dscc::codegen::reduction {
 
 // Columns per block of the column path: 256 accumulators of f64 (2 KiB each
 // reduction) stay in L1 while rows stream past.
-constexpr int64_t kColumnBlock = 256;
+constexpr int64_t kColumnBlock = 1024;
 
 // The most unrolled blocks per lane a warp's row cache may take (with the
 // default warp range, rows under 1024 and W = 4: 8 blocks, 32 registers per
@@ -78,7 +78,7 @@ class Emitter {
     b_.CreateCondBr(b_.CreateICmpSLT(begin, end), setup, done_);
     b_.SetInsertPoint(setup);
     emitSetup(inputs, outputs, sizes);
-    if (v_.schedule != GpuSchedule::Thread) {
+    if (v_.schedule != GpuSchedule::Thread && v_.schedule != GpuSchedule::RowSplit) {
       // GPU schedules: where this thread stands in the group sharing a unit.
       llvm::Value* tid = emitThreadIdX(b_);
       if (v_.schedule == GpuSchedule::Tile) {
@@ -102,6 +102,8 @@ class Emitter {
     if (v_.schedule == GpuSchedule::Split) emitStitchSplit(lo, hi);
     else if (p_.stitch) emitStitch(lo, hi);
     else if (p_.column && v_.schedule == GpuSchedule::Tile) emitColumnTile(lo, hi);
+    else if (p_.column && v_.schedule == GpuSchedule::RowSplit && splitPhase_ == 0) emitColumnPartials(lo, hi);
+    else if (p_.column && v_.schedule == GpuSchedule::RowSplit) emitColumnCombine(lo, hi);
     else if (p_.column) emitColumns(lo, hi);
     else emitRowReduce(lo, hi);
     b_.CreateBr(done_);
@@ -166,9 +168,17 @@ class Emitter {
     // (bench/results/2026-12-04-stream-nt.md). It still prefetches.
     if (v_.stream && !outputScratch().first)
       assumeStreamGuard(b_, out_, dims.emit(p_.iface.guards.vectorExtent), streamLineElements(p_.iface));
-    if (v_.schedule == GpuSchedule::Split) {
+    if (v_.schedule == GpuSchedule::Split || v_.schedule == GpuSchedule::RowSplit) {
       llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, outputs, p_.fusion->results.size());
       ws_ = b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "workspace");
+    }
+    if (v_.schedule == GpuSchedule::RowSplit) {
+      const DimExpr& n = p_.iface.guards.splitRows;
+      chunks_ = toIdx(dims.emit(rowSplitChunks(n)));
+      chunkRows_ = toIdx(dims.emit(rowSplitChunkRows(n)));
+      keptCount_ = toIdx(units64_);
+      // Launch 0's units are (chunk, row of outputs) pairs.
+      if (splitPhase_ == 0) units64_ = dims.emit(rowSplitChunks(n) * p_.iface.guards.splitOuter);
     }
   }
 
@@ -643,6 +653,20 @@ class Emitter {
   // loop outside and the block's columns inside, accumulating into a stack
   // array, so every read streams along a row.
   void emitColumns(llvm::Value* lo, llvm::Value* hi);
+  // The block structure emitColumns and emitColumnCombine share: `fill`
+  // accumulates a block of n outputs (flat index o, last-axis index c0) into
+  // accs, whose elements are then finished, evaluated and stored.
+  using ColumnFill = std::function<void(const std::vector<std::pair<const Operation*, llvm::Value*>>& accs,
+                                        std::vector<llvm::Value*>& full, llvm::Value* c0, llvm::Value* n,
+                                        llvm::Value* o)>;
+  void columnBlocks(llvm::Value* lo, llvm::Value* hi, const ColumnFill& fill);
+  // --- input kernel, last axis kept, CPU RowSplit: two launches ------------
+  // Launch 0 (emitColumnPartials) sums chunks of whole rows into the
+  // workspace, launch 1 (emitColumnCombine) combines the chunks' partials
+  // per output and stores the results.
+  llvm::Value* rowSplitSlice(llvm::Value* part, size_t ri);
+  void emitColumnPartials(llvm::Value* lo, llvm::Value* hi);
+  void emitColumnCombine(llvm::Value* lo, llvm::Value* hi);
   // --- input kernel, last axis kept, GPU Tile schedule ---------------------
   // The block's range (at most 32 outputs, given by the launch) is cut into
   // segments of consecutive columns as in emitColumns. Thread (s, c) of the
@@ -670,6 +694,9 @@ class Emitter {
   int splitPhase_ = -1;             // Split: the launch this body is (phase, or phases: the stores)
   llvm::Value* ws_ = nullptr;       // Split: the workspace of partials
   llvm::Value* chunks64_ = nullptr; // Split: chunks per row
+  llvm::Value* chunks_ = nullptr;    // RowSplit: chunks, rows per chunk, outputs (index type)
+  llvm::Value* chunkRows_ = nullptr;
+  llvm::Value* keptCount_ = nullptr;
   int lanes_ = 1;                  // threads sharing a row (GPU Warp and Block schedules)
   int cacheIters_ = 0;             // Warp row cache: unrolled blocks per lane (0: no cache)
   std::map<std::tuple<size_t, int, int>, llvm::Value*> rowCache_;  // (input, block, lane) -> its register

@@ -63,6 +63,11 @@ std::string describeInputKernel(const Operation& fusion, KernelInterface& out);
 /// in `m`, the version `v`. On an unsupported kernel returns the error and
 /// adds no function.
 /// Split versions as for lowerStitchKernel, when only the last axis is reduced.
+/// A RowSplit version (CPU, the last axis kept) is lowered once per launch:
+/// `splitPhase` 0 sums chunks of rows into the workspace (outputs[results],
+/// rowSplitChunks x reductions x units 8-byte slots; its units are chunks x
+/// the outputs over the last axis' length), 1 combines them and stores the
+/// results (units as usual).
 LoweredKernel lowerInputKernel(const Operation& fusion, CodeModule& m, const std::string& name,
                                const KernelVariant& v = {}, int splitPhase = -1);
 

@@ -150,6 +150,14 @@ std::string plan(const Operation& f, bool stitch, Plan& p) {
   g.vectorExtent = r > 0 ? p.space.back() : DimExpr(0);
   g.rowLength = work;
   g.columns = p.column;
+  if (p.column) {
+    for (size_t d = 0; d < r; ++d)
+      if (p.reduced[d]) {
+        g.splitRows = p.space[d];
+        break;
+      }
+    g.splitOuter = product(std::vector<DimExpr>(p.kept.begin(), p.kept.end() - 1));
+  }
   // Split versions cut the last axis: stitch kernels, and input kernels that
   // reduce the last axis only (a row sum).
   bool lastOnly = !p.reduced.empty() && p.reduced.back() &&

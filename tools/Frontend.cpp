@@ -58,8 +58,22 @@ bool targetPlanOptions(const std::string& target, int vectorWidth, const std::st
   out.streamHereBytes = dscc_stream_min_bytes();
   if (rowSchedule.empty()) return true;
   if (!gpu) {
-    err << "dscc: error: --row-schedule applies to GPU targets only\n";
-    return false;
+    // The CPU's one knob: the fewest rows a column reduction is split over.
+    size_t used = 0;
+    long long rows = -1;
+    try {
+      rows = std::stoll(rowSchedule, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != rowSchedule.size() || rows < 0) {
+      err << "dscc: error: bad --row-schedule '" << rowSchedule
+          << "' for the CPU (expected ROWS: the fewest rows a column reduction is split into chunks of, "
+             "0 for never; default 4096)\n";
+      return false;
+    }
+    out.cpuSplitRowMin = rows;
+    return true;
   }
   std::vector<int64_t> v;
   std::string item;
