@@ -37,7 +37,10 @@ for f32 results (exact for integer results), equal shapes and NaN-ness.
 Every third program (k % 3 == 1) is compiled with `--streaming-min=1`, so
 that its loop and stitch kernels run their streaming versions (non-temporal
 stores, the next row prefetched) at every size whose rows are whole 64-byte
-lines; those programs also run with every symbol at 16, 32 or 48.
+lines; those programs also run with every symbol at 16, 32 or 48. Every
+third other one (k % 3 == 2) is compiled with `--row-schedule=1`, so that its
+column reductions (last axis kept) run their row-split versions (chunks of
+whole rows into a workspace, then a combine launch) at every size from 1 row.
 
 --check-bounds (cpu): each program is compiled with `dscc compile
 --check-bounds`, so every kernel load and store is checked against its
@@ -668,6 +671,10 @@ def run_one(dscc, seed, k, target, keep, verbose, emulate=None, check_bounds=Fal
             # Every third program takes its streaming versions (non-temporal
             # stores, next-row prefetch) wherever rows are whole lines.
             cmd.append("--streaming-min=1")
+        if target == "cpu" and k % 3 == 2:
+            # ... and every third other one splits its column reductions
+            # into chunks of rows from the first row on.
+            cmd.append("--row-schedule=1")
         c = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         if c.returncode != 0:
             return fail(tag, "compile failed:\n" + c.stderr.strip(), text, keep, k)
