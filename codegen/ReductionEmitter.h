@@ -263,9 +263,13 @@ class Emitter {
     // Vector versions sum f32 in W f32 lanes (each lane sees 1/W of the
     // values, which bounds the rounding error well inside the tests'
     // tolerances and keeps the loop at full vector width); the fallback sums
-    // in f64 as the interpreter does.
+    // in f64 as the interpreter does. Column kernels sum each column in one
+    // accumulator in every version, so their fallback may as well use f32:
+    // with f64 its vectorised loop did half the columns per instruction
+    // (col_reduce at D=511, no vector version, ran at 0.4-0.6x torch eager).
     bool f32Lanes = dt == DType::F32 || dt == DType::F16 || dt == DType::BF16;
-    if (maxMin || (W_ > 1 && f32Lanes)) return registerType(ctx_, dt);
+    if (maxMin || ((W_ > 1 || (p_.column && !isGpuModule(*b_.GetInsertBlock()->getModule()))) && f32Lanes))
+      return registerType(ctx_, dt);
     return b_.getDoubleTy();
   }
 
