@@ -109,7 +109,13 @@ void ThreadPool::workerLoop() {
       spinFor([this] { return queued_.load(std::memory_order_acquire) > 0; });
       lock.lock();
     }
-    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (!stopping_ && queue_.empty()) {
+      // Woken by a job, a nudge or spuriously: spin again before sleeping.
+      sleeping_.fetch_add(1, std::memory_order_relaxed);
+      wake_.wait(lock);
+      sleeping_.fetch_sub(1, std::memory_order_relaxed);
+      continue;
+    }
     if (stopping_) return;
     Job& job = *queue_.front();
     ++job.helpers;
