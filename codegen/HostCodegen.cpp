@@ -7,7 +7,6 @@
 
 #include "codegen/ElementGenerator.h"
 #include "codegen/HostEmitter.h"
-#include "codegen/KernelCommon.h"
 #include "codegen/KernelLowering.h"
 #include "codegen/LibraryPlan.h"
 #include "codegen/ReductionLowering.h"
@@ -19,15 +18,9 @@ std::string runSymbol(const Function& f) { return cIdentifier(f.name) + "_run"; 
 
 LoweredKernel lowerKernelVersion(const KernelPlan& k, size_t v, CodeModule& m, const std::string& name,
                                  int splitPhase) {
-  if (k.versions[v].schedule == GpuSchedule::RowSplit) {
-    if (k.kind == "input") return lowerInputKernel(*k.fusion, m, name, k.versions[v], splitPhase);
-    LoweredKernel bad;
-    bad.error = err("a row-split version of a " + k.kind + " kernel");
-    return bad;
-  }
   if (k.kind == "loop") return lowerLoopKernel(*k.fusion, m, name, k.versions[v]);
   if (k.kind == "stitch") return lowerStitchKernel(*k.fusion, m, name, k.versions[v]);
-  if (k.kind == "input") return lowerInputKernel(*k.fusion, m, name, k.versions[v]);
+  if (k.kind == "input") return lowerInputKernel(*k.fusion, m, name, k.versions[v], splitPhase);
   if (k.kind == "generic") return lowerGenericKernel(*k.fusion, m, name, k.versions[v]);
   return lowerLoopKernel(*k.gemm->epilogue, m, name, k.versions[v]);
 }

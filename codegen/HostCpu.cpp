@@ -92,8 +92,7 @@ void HostEmitter::launchTuned(const KernelPlan& k, size_t kIndex, llvm::Value* i
     for (const GuardPlan& g : c.plan.guards) holds.back().push_back(g.proved ? b_.getTrue() : guardHolds(g));
     streamAligned(c.plan, outs, holds.back());
     prepareRowSplit(c.plan);
-    grains.push_back(
-        b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, b_.CreateUDiv(b_.getInt64(c.chunk), work), b_.getInt64(1)));
+    grains.push_back(grainOf(c.chunk, work));
   }
   llvm::Value* size = dim(tp.size);
   auto* join = llvm::BasicBlock::Create(ctx_, k.symbol + ".done", hostFn_);
@@ -151,10 +150,8 @@ void HostEmitter::launchCpu(const KernelPlan& k, const KernelPlan& p, size_t v, 
   llvm::Value* parts = dim(rowSplitChunks(g.splitRows) * g.splitOuter);
   checked(launch_, {ctxArg_, fn, inArr, wsArr, sizes, parts, b_.getInt64(1), kernelInfo(k, name, kv.name())});
   // Launch 1: the outputs, each combining one partial per chunk.
-  llvm::Value* chunks = dim(rowSplitChunks(g.splitRows));
-  llvm::Value* combineGrain =
-      b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, b_.CreateUDiv(b_.getInt64(16384), chunks), b_.getInt64(1));
-  checked(launch_, {ctxArg_, combineFns_.at(name), inArr, wsArr, sizes, units, combineGrain,
+  checked(launch_, {ctxArg_, combineFns_.at(name), inArr, wsArr, sizes, units,
+                    grainOf(kChunkElements, dim(rowSplitChunks(g.splitRows))),
                     kernelInfo(k, name + ".combine", kv.name() + ".combine", /*countBytes=*/false)});
 }
 

@@ -90,6 +90,9 @@ class HostEmitter {
   llvm::Value* guardHolds(const GuardPlan& g);
   // Whether pointer `p` is a multiple of `bytes` (a power of two).
   llvm::Value* alignedTo(llvm::Value* p, int64_t bytes);
+  // The grain of a launch whose units each do `work` elements: at least one
+  // unit, chunks of about `chunk` elements.
+  llvm::Value* grainOf(int64_t chunk, llvm::Value* work);
   // Adds to each Stream guard's condition in `holds` that `outs` are 64-byte aligned.
   void streamAligned(const KernelPlan& k, const std::vector<llvm::Value*>& outs, std::vector<llvm::Value*>& holds);
   // Launches the version of kernel `k` that its guards select.

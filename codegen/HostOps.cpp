@@ -163,6 +163,10 @@ void HostEmitter::streamAligned(const KernelPlan& k, const std::vector<llvm::Val
   }
 }
 
+llvm::Value* HostEmitter::grainOf(int64_t chunk, llvm::Value* work) {
+  return b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, b_.CreateUDiv(b_.getInt64(chunk), work), b_.getInt64(1));
+}
+
 llvm::Value* HostEmitter::alignedTo(llvm::Value* p, int64_t bytes) {
   return b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(p, i64()), b_.getInt64(bytes - 1)), b_.getInt64(0));
 }
@@ -177,10 +181,8 @@ void HostEmitter::launch(const KernelPlan& k, size_t kIndex, const std::vector<l
   llvm::Value* inArr = ptrArray(ins, k.symbol + ".in");
   llvm::Value* outArr = ptrArray(outs, k.symbol + ".out");
   llvm::Value* units = dim(iface.units);
-  // Chunks of at least ~16K elements keep the pool's overhead small.
   llvm::Value* work = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, dim(iface.workPerUnit), b_.getInt64(1));
-  llvm::Value* grain =
-      b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, b_.CreateUDiv(b_.getInt64(16384), work), b_.getInt64(1));
+  llvm::Value* grain = grainOf(kChunkElements, work);
   std::vector<llvm::Value*> holds;
   for (const GuardPlan& g : k.guards) holds.push_back(g.proved ? b_.getTrue() : guardHolds(g));
   streamAligned(k, outs, holds);

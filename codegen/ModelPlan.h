@@ -84,9 +84,13 @@ struct KernelPlan {
 /// One tuned configuration of a kernel: the kernel planned with the
 /// configuration's vector width (its own guards and versions) and the
 /// elements per parallel task.
+/// Elements per parallel task of an untuned launch: chunks of at least ~16K
+/// elements keep the pool's overhead small.
+inline constexpr int64_t kChunkElements = 16384;
+
 struct TunedConfig {
   KernelPlan plan;
-  int64_t chunk = 16384;
+  int64_t chunk = kChunkElements;
   std::string name;  ///< `v8.c16384`
 };
 

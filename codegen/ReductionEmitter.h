@@ -176,6 +176,7 @@ class Emitter {
       const DimExpr& n = p_.iface.guards.splitRows;
       chunks_ = toIdx(dims.emit(rowSplitChunks(n)));
       chunkRows_ = toIdx(dims.emit(rowSplitChunkRows(n)));
+      splitOuter_ = toIdx(dims.emit(p_.iface.guards.splitOuter));
       keptCount_ = toIdx(units64_);
       // Launch 0's units are (chunk, row of outputs) pairs.
       if (splitPhase_ == 0) units64_ = dims.emit(rowSplitChunks(n) * p_.iface.guards.splitOuter);
@@ -722,6 +723,7 @@ class Emitter {
   llvm::Value* chunks64_ = nullptr; // Split: chunks per row
   llvm::Value* chunks_ = nullptr;    // RowSplit: chunks, rows per chunk, outputs (index type)
   llvm::Value* chunkRows_ = nullptr;
+  llvm::Value* splitOuter_ = nullptr;
   llvm::Value* keptCount_ = nullptr;
   int lanes_ = 1;                  // threads sharing a row (GPU Warp and Block schedules)
   int cacheIters_ = 0;             // Warp row cache: unrolled blocks per lane (0: no cache)

@@ -324,8 +324,7 @@ void Emitter::emitColumnPartials(llvm::Value* lo, llvm::Value* hi) {
   while (!p_.reduced[d0]) ++d0;
   llvm::Value* C = keptDim_.back();
   std::vector<llvm::Value*> outer(keptDim_.begin(), keptDim_.end() - 1);
-  llvm::Value* O = idx(1);
-  for (llvm::Value* d : outer) O = b_.CreateMul(O, d, "", true, true);
+  llvm::Value* O = splitOuter_;
   loop(lo, hi, 1, "unit", [&](llvm::Value* u) {
     llvm::Value* part = b_.CreateUDiv(u, O, "part");
     llvm::Value* orow = b_.CreateURem(u, O, "orow");
