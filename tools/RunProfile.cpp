@@ -152,7 +152,8 @@ bool writeFile(const std::string& path, const std::string& text, const char* fla
 void addProfileOptions(CLI::App* run, ProfileOpts& o) {
   run->add_flag("--profile", o.table,
                 "compiled models: record every kernel launch and library call (the runtime's profiling) and print a "
-                "table per kernel after the run: calls, total and mean time, share, GB/s, GFLOP/s (docs/view.md)");
+                "table per kernel after the run: calls, total and mean time, share, GB/s, GFLOP/s; with --bench, of the "
+                "timed calls only (docs/view.md)");
   run->add_option("--trace", o.trace,
                   "compiled models: write the launches and library calls as a Chrome trace / Perfetto JSON file");
   run->add_option("--profile-out", o.out,
