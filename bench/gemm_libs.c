@@ -5,12 +5,13 @@
  *                               (default 1 8 16 32 64 128 512 2048)
  *
  * Every library runs single-threaded per call and the THREADS-way split is
- * the same for all (OpenMP over row strips of C when M >= 64, else column
+ * the same for all (OpenMP over row strips of C when M >= N, else column
  * strips): the way dscc's runtime splits a gemm over its pool, so the table
- * compares the kernels, not the libraries' threading. oneDNN is asked twice:
- * dnnl_sgemm (B read as given, like the others) and a matmul primitive whose
- * weights were reordered once into its own blocked layout ("packed": what a
- * model with constant weights can do at load). BLIS is reached by dlopen
+ * compares the kernels, not the libraries' threading. oneDNN is asked three
+ * times: dnnl_sgemm (B read as given, like the others), a matmul primitive
+ * whose weights were reordered once into its own blocked layout ("packed":
+ * what a model with constant weights can do at load), and a matmul primitive
+ * reading B's strip in place (strides), made once per shape. BLIS is reached by dlopen
  * through its typed API (its cblas and Fortran names clash with OpenBLAS's);
  * libxsmm computes what it calls small itself (M*N*K up to 64^3 by default)
  * and hands the rest to the BLAS linked, OpenBLAS. A missing library is a
@@ -41,8 +42,9 @@ static double now(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-enum { OPENBLAS, DNNL, DNNL_PACKED, BLIS, XSMM, NLIBS };
-static const char* kNames[NLIBS] = {"OpenBLAS", "oneDNN sgemm", "oneDNN matmul, packed weights", "BLIS", "libxsmm"};
+enum { OPENBLAS, DNNL, DNNL_PACKED, DNNL_PLAIN, BLIS, XSMM, NLIBS };
+static const char* kNames[NLIBS] = {"OpenBLAS", "oneDNN sgemm", "oneDNN matmul, packed weights",
+                                    "oneDNN matmul, weights as given", "BLIS", "libxsmm"};
 static bli_sgemm_fn blis_sgemm;
 
 /* One strip [m0, m1) x [n0, n1) of C with library `lib`, single-threaded. */
@@ -69,20 +71,34 @@ static void strip(int lib, int m0, int m1, int n0, int n1, int N, int K, const f
   }
 }
 
-/* A oneDNN matmul of [m, K] x [K, N] whose weights are reordered once (format_tag any). */
+/* A oneDNN matmul of [m, K] x [K, N]: weights reordered once (format_tag any), or, when `ldb` > 0, read in
+ * place from B's rows (strides {ldb, 1}) on every call, as a call with non-constant weights must. */
 typedef struct {
   dnnl_primitive_t prim;
   dnnl_memory_t src, wei, dst;
   dnnl_stream_t stream;
 } Packed;
 
-static int packed_make(Packed* p, dnnl_engine_t eng, int m, int N, int K, const float* B) {
+static int packed_make(Packed* p, dnnl_engine_t eng, int m, int N, int K, const float* B, int ldb, int ldc) {
   dnnl_memory_desc_t sd, wd, wany, dd;
-  dnnl_dims_t s = {m, K}, w = {K, N}, d = {m, N};
+  dnnl_dims_t s = {m, K}, w = {K, N}, d = {m, N}, ws = {ldb, 1}, ds = {ldc, 1};
   if (dnnl_memory_desc_init_by_tag(&sd, 2, s, dnnl_f32, dnnl_ab) || dnnl_memory_desc_init_by_tag(&wd, 2, w, dnnl_f32, dnnl_ab) ||
       dnnl_memory_desc_init_by_tag(&wany, 2, w, dnnl_f32, dnnl_format_tag_any) ||
-      dnnl_memory_desc_init_by_tag(&dd, 2, d, dnnl_f32, dnnl_ab))
+      (ldc > 0 ? dnnl_memory_desc_init_by_strides(&dd, 2, d, dnnl_f32, ds)
+               : dnnl_memory_desc_init_by_tag(&dd, 2, d, dnnl_f32, dnnl_ab)))
     return 1;
+  if (ldb > 0) {
+    dnnl_matmul_desc_t md;
+    dnnl_primitive_desc_t pd;
+    if (dnnl_memory_desc_init_by_strides(&wd, 2, w, dnnl_f32, ws) || dnnl_matmul_desc_init(&md, &sd, &wd, NULL, &dd) ||
+        dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL) ||
+        dnnl_memory_create(&p->wei, &wd, eng, (void*)B) || dnnl_stream_create(&p->stream, eng, dnnl_stream_default_flags) ||
+        dnnl_memory_create(&p->src, &sd, eng, DNNL_MEMORY_NONE) || dnnl_memory_create(&p->dst, &dd, eng, DNNL_MEMORY_NONE) ||
+        dnnl_primitive_create(&p->prim, pd))
+      return 1;
+    dnnl_primitive_desc_destroy(pd);
+    return 0;
+  }
   dnnl_matmul_desc_t md;
   if (dnnl_matmul_desc_init(&md, &sd, &wany, NULL, &dd)) return 1;
   dnnl_primitive_desc_t pd;
@@ -119,7 +135,15 @@ static void packed_run(Packed* p, const float* A, float* C) {
 static double gflops(int lib, int threads, int M, int N, int K, const float* A, const float* B, float* C,
                      dnnl_engine_t eng) {
   Packed packed[64];
-  int byRows = M >= 64;
+  /* Row strips re-read all of B per thread, column strips all of A: dscc's runtime takes the cheaper (M >= N). */
+  int byRows = M >= N;
+  if (lib == DNNL_PLAIN) {
+    for (int t = 0; t < threads; ++t) {
+      int m0 = byRows ? M * t / threads : 0, m1 = byRows ? M * (t + 1) / threads : M;
+      int n0 = byRows ? 0 : N * t / threads, n1 = byRows ? N : N * (t + 1) / threads;
+      if (m1 <= m0 || n1 <= n0 || packed_make(&packed[t], eng, m1 - m0, n1 - n0, K, B + n0, N, N)) return -1;
+    }
+  }
   if (lib == DNNL_PACKED) {
     /* One primitive per strip: its weights (a column strip, or all) packed once. */
     for (int t = 0; t < threads; ++t) {
@@ -127,7 +151,7 @@ static double gflops(int lib, int threads, int M, int N, int K, const float* A, 
       int n0 = byRows ? 0 : N * t / threads, n1 = byRows ? N : N * (t + 1) / threads;
       float* Bs = malloc(sizeof(float) * (size_t)K * (n1 - n0));
       for (int k = 0; k < K; ++k) memcpy(Bs + (size_t)k * (n1 - n0), B + (size_t)k * N + n0, sizeof(float) * (n1 - n0));
-      if (m1 <= m0 || n1 <= n0 || packed_make(&packed[t], eng, m1 - m0, n1 - n0, K, Bs)) return -1;
+      if (m1 <= m0 || n1 <= n0 || packed_make(&packed[t], eng, m1 - m0, n1 - n0, K, Bs, 0, 0)) return -1;
       free(Bs);
     }
   }
@@ -141,7 +165,9 @@ static double gflops(int lib, int threads, int M, int N, int K, const float* A, 
         int m0 = byRows ? M * t / threads : 0, m1 = byRows ? M * (t + 1) / threads : M;
         int n0 = byRows ? 0 : N * t / threads, n1 = byRows ? N : N * (t + 1) / threads;
         if (m1 <= m0 || n1 <= n0) continue;
-        if (lib == DNNL_PACKED) {
+        if (lib == DNNL_PLAIN) {
+          packed_run(&packed[t], A + (size_t)m0 * K, C + (size_t)m0 * N + n0);
+        } else if (lib == DNNL_PACKED) {
           /* Its own dense output strip, as the primitive writes [m, n] with ld n. */
           static __thread float* tmp = NULL;
           static __thread size_t cap = 0;
