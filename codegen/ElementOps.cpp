@@ -6,6 +6,7 @@
 
 #include "codegen/VectorMath.h"
 #include "ir/IndexMap.h"
+#include "ir/ValueFacts.h"
 
 namespace dscc::codegen {
 namespace {
@@ -126,7 +127,9 @@ llvm::Value* unaryFloat(llvm::IRBuilderBase& b, const Operation& op, llvm::Value
   switch (op.kind) {
     case OpKind::Neg: return b.CreateFNeg(x);
     case OpKind::Abs: return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-    case OpKind::Exp: return expOf(b, x);
+    case OpKind::Exp:
+      if (inlineMath(b, x) && nonPositive(op.operands[0])) return emitFastExpNonPositiveF32(b, x);
+      return expOf(b, x);
     case OpKind::Log: return b.CreateUnaryIntrinsic(llvm::Intrinsic::log, x);
     case OpKind::Sqrt: return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
     case OpKind::Rsqrt: return b.CreateFDiv(one(), b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));

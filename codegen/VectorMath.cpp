@@ -89,6 +89,20 @@ llvm::Value* emitFastExpF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, e);
 }
 
+llvm::Value* emitFastExpNonPositiveF32(llvm::IRBuilderBase& b, llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  // Sigmoid's core: x clamped to at least ln(FLT_MIN), so n is in [-126, 0]
+  // and 2^n a normal float built from its bits; e^r * 2^n by one
+  // multiplication, exact, so the same value as emitFastExpF32's exponent
+  // add, and NaN passes through it. Every result computed is at least
+  // FLT_MIN; below ln(FLT_MIN) the result is flushed to 0 (also -inf).
+  // Without an upper clamp, an overflow select and a NaN select, the exp is
+  // 5 vector instructions shorter (a softmax's exp loop 15%).
+  ExpParts p = expReduce(b, atLeast(b, x, kLnMin), 127);
+  llvm::Value* e = b.CreateFMul(p.er, b.CreateBitCast(p.bits, t));
+  return b.CreateSelect(b.CreateFCmpOLT(x, c(t, kLnMin)), c(t, 0.0), e);
+}
+
 llvm::Value* emitFastTanhF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Type* t = x->getType();
   // Eigen's and XLA's rational approximation: x P(x^2) / Q(x^2) on x

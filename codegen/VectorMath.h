@@ -19,6 +19,11 @@ namespace dscc::codegen {
 /// ln(FLT_MIN) (no denormal results), NaN for NaN.
 llvm::Value* emitFastExpF32(llvm::IRBuilderBase& b, llvm::Value* x);
 
+/// e^x where `x` is known to be <= 0 or NaN (softmax's x - max(x):
+/// ir/ValueFacts.h nonPositive): emitFastExpF32's values there, with fewer
+/// instructions (no overflow or NaN select). Meaningless for x > 0.
+llvm::Value* emitFastExpNonPositiveF32(llvm::IRBuilderBase& b, llvm::Value* x);
+
 /// tanh(x) for a float or vector-of-float `x`: odd, ±1 beyond ±8, NaN for NaN.
 llvm::Value* emitFastTanhF32(llvm::IRBuilderBase& b, llvm::Value* x);
 

@@ -1,4 +1,4 @@
-// Accuracy of the compiled f32 exp, tanh, erf and sigmoid (inline polynomials) over the whole float range, in ULPs against double precision.
+// Accuracy of the compiled f32 exp (also for arguments known <= 0), tanh, erf and sigmoid (inline polynomials) over the whole float range, in ULPs against double precision.
 //
 // The kernels are the real generated code: a loop kernel over a long vector,
 // optimised and vectorised by the JIT like any artifact. Inputs are every
@@ -55,15 +55,20 @@ struct Worst {
   float at = 0, got = 0, want = 0;
 };
 
-// Compiles exp, tanh, erf and sigmoid of one f32 vector and runs them on `xs`.
+// Compiles exp, tanh, erf and sigmoid of one f32 vector, and exp of -|x|
+// (an argument known to be <= 0: emitFastExpNonPositiveF32), and runs them
+// on `xs`.
 std::vector<std::vector<float>> runKernel(const std::vector<float>& xs) {
   const char* text = R"(
-func @main(%x: f32[N]) -> (f32[N], f32[N], f32[N], f32[N]) {
+func @main(%x: f32[N]) -> (f32[N], f32[N], f32[N], f32[N], f32[N]) {
   %e = exp %x
   %t = tanh %x
   %r = erf %x
   %s = sigmoid %x
-  return %e, %t, %r, %s
+  %a = abs %x
+  %n = neg %a
+  %f = exp %n
+  return %e, %t, %r, %s, %f
 })";
   SourceMgr sm;
   std::ostringstream diagText;
@@ -75,7 +80,7 @@ func @main(%x: f32[N]) -> (f32[N], f32[N], f32[N], f32[N]) {
   PipelineOptions popts;
   EXPECT_TRUE(runPasses(*mod, defaultPipeline(), diags, popts, out)) << diagText.str();
   // One kernel per function (siblings are not fused); results in the order
-  // exp, tanh, erf, sigmoid.
+  // exp, tanh, erf, sigmoid, exp(-|x|).
   std::vector<const Operation*> kernels;
   for (const auto& op : mod->entry()->ops)
     if (op->kind == OpKind::Fusion) kernels.push_back(op.get());
@@ -91,8 +96,8 @@ func @main(%x: f32[N]) -> (f32[N], f32[N], f32[N], f32[N]) {
   EXPECT_TRUE(jit) << err;
   if (!jit) return {};
   EXPECT_TRUE(jit->addModule(std::move(cm), &err)) << err;
-  std::vector<std::vector<float>> res(4, std::vector<float>(xs.size()));
-  const std::string names = "etrs";
+  std::vector<std::vector<float>> res(5, std::vector<float>(xs.size()));
+  const std::string names = "etrsf";
   void* in[] = {const_cast<float*>(xs.data())};
   int64_t n = static_cast<int64_t>(xs.size());
   int covered = 0;
@@ -110,7 +115,7 @@ func @main(%x: f32[N]) -> (f32[N], f32[N], f32[N], f32[N]) {
     }
     fn(in, outs.data(), &n, 0, n);
   }
-  EXPECT_EQ(covered, 4);
+  EXPECT_EQ(covered, 5);
   return res;
 }
 
@@ -143,13 +148,14 @@ double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 TEST(VectorMath, WholeFloatRangeWithinStatedUlps) {
   std::vector<float> xs = inputs();
   auto res = runKernel(xs);
-  ASSERT_EQ(res.size(), 4u);
+  ASSERT_EQ(res.size(), 5u);
   // The bounds codegen/VectorMath.h and docs/compile.md state.
   Worst e = check("exp", xs, res[0], [](double x) { return std::exp(x); }, 1, 0);
   Worst t = check("tanh", xs, res[1], [](double x) { return std::tanh(x); }, 5, 0);
   Worst r = check("erf", xs, res[2], [](double x) { return std::erf(x); }, 5, 0);
   Worst s = check("sigmoid", xs, res[3], sigmoid, 2, 0);
-  for (auto [name, w] : {std::pair{"exp", e}, {"tanh", t}, {"erf", r}, {"sigmoid", s}})
+  Worst f = check("exp(-|x|)", xs, res[4], [](double x) { return std::exp(-std::fabs(x)); }, 1, 0);
+  for (auto [name, w] : {std::pair{"exp", e}, {"tanh", t}, {"erf", r}, {"sigmoid", s}, {"exp(-|x|)", f}})
     std::printf("%-8s max %lld ULP at x=%.9g (got %.9g, want %.9g)\n", name, static_cast<long long>(w.ulp),
                 double(w.at), double(w.got), double(w.want));
   // Special values exactly.
@@ -160,13 +166,22 @@ TEST(VectorMath, WholeFloatRangeWithinStatedUlps) {
       EXPECT_EQ(res[1][i], 1.0f);
       EXPECT_EQ(res[2][i], 1.0f);
       EXPECT_EQ(res[3][i], 1.0f);
+      EXPECT_EQ(res[4][i], 0.0f);
     } else if (xs[i] == -inf) {
       EXPECT_EQ(res[0][i], 0.0f);
       EXPECT_EQ(res[1][i], -1.0f);
       EXPECT_EQ(res[2][i], -1.0f);
       EXPECT_EQ(res[3][i], 0.0f);
+      EXPECT_EQ(res[4][i], 0.0f);
     } else if (xs[i] == -1e4f) {
       EXPECT_EQ(res[0][i], 0.0f);  // a masked softmax's scores: no denormal slow path, exactly 0
+      EXPECT_EQ(res[4][i], 0.0f);
+    } else if (xs[i] == 0.0f) {
+      EXPECT_EQ(res[4][i], 1.0f);  // softmax's maximum itself: exactly 1
+    }
+    // The two exps agree wherever both see the same argument (x <= 0).
+    if (xs[i] <= 0.0f) {
+      EXPECT_EQ(res[0][i], res[4][i]) << "x=" << xs[i];
     }
   }
 }
