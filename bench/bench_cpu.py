@@ -416,7 +416,10 @@ def run_workload(wl: Workload, args, model_so: Optional[Path], tmp: Path) -> dic
         for s in SYSTEMS:
             if s not in systems:
                 continue
-            time.sleep(0.02)  # let the previous system's spinning worker threads go idle
+            # Let the previous system's spinning worker threads go idle: ONNX Runtime's intra-op
+            # worker was still running 20 ms after its last call (2 ticks of CPU during dscc's
+            # next timing on the 2-core VM), and none after 200 ms.
+            time.sleep(0.2)
             out = np.empty(out_shape(wl, point), np.float32)
             try:
                 fn = make_call(s, systems[s], inputs, out)
