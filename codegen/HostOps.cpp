@@ -182,7 +182,7 @@ void HostEmitter::launch(const KernelPlan& k, size_t kIndex, const std::vector<l
   llvm::Value* outArr = ptrArray(outs, k.symbol + ".out");
   llvm::Value* units = dim(iface.units);
   llvm::Value* work = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, dim(iface.workPerUnit), b_.getInt64(1));
-  llvm::Value* grain = grainOf(kChunkElements, work);
+  llvm::Value* grain = grainOf(k.chunk, work);
   std::vector<llvm::Value*> holds;
   for (const GuardPlan& g : k.guards) holds.push_back(g.proved ? b_.getTrue() : guardHolds(g));
   streamAligned(k, outs, holds);

@@ -20,6 +20,11 @@ class Function;
 
 namespace dscc::codegen {
 
+/// Elements per parallel task of an untuned launch: chunks of at least ~16K
+/// elements keep the pool's overhead small (kernelChunkElements lowers it
+/// for kernels with vector math).
+inline constexpr int64_t kChunkElements = 16384;
+
 /// How the threads of a launch share a reduction kernel's units. Only GPU
 /// versions use anything but Thread and RowSplit, which only the CPU uses.
 enum class GpuSchedule {

@@ -8,6 +8,29 @@
 
 namespace dscc::codegen {
 
+int vectorMathCost(const Operation& fusion) {
+  int cost = 0;
+  for (const auto& op : fusion.body) {
+    switch (op->kind) {
+      case OpKind::Exp:
+      case OpKind::Log: cost += 1; break;
+      case OpKind::Tanh:
+      case OpKind::Sigmoid:
+      case OpKind::Erf:
+      case OpKind::Sin:
+      case OpKind::Cos:
+      case OpKind::Pow: cost += 2; break;
+      case OpKind::Gelu: cost += 3; break;
+      default: break;
+    }
+  }
+  return cost;
+}
+
+int64_t kernelChunkElements(const Operation& fusion) {
+  return vectorMathCost(fusion) > 0 ? kChunkElements / 4 : kChunkElements;
+}
+
 llvm::Value* emitOperandStride(llvm::IRBuilderBase& b, DimEmitter& dims, const Type& t, size_t d, Access a,
                                llvm::Type* idxTy) {
   llvm::Value* s = b.CreateZExtOrTrunc(dims.emit(product(t.dims, d + 1)), idxTy);

@@ -98,6 +98,21 @@ inline DimExpr rowSplitWorkspaceElements(const KernelInterface& iface) {
   return rowSplitChunks(iface.guards.splitRows) * DimExpr(iface.guards.reductions) * iface.units;
 }
 
+/// Vector math per element of the loop or stitch kernel `fusion`, in
+/// exponentials: our polynomial exp (and log) is one; tanh, sigmoid, erf,
+/// sin, cos and pow add a division or a second polynomial (2); gelu is an
+/// erf or a tanh and more (3) (codegen/VectorMath.cpp, libm). What decides
+/// whether streaming stores pay (streamingPays) and how many elements make
+/// a parallel task (kernelChunkElements).
+int vectorMathCost(const Operation& fusion);
+
+/// Elements per parallel task of an untuned CPU launch of `fusion`:
+/// kChunkElements (~16K, a few µs of plain arithmetic) divided by 4 for a
+/// kernel with vector math, so a task stays a few µs: a softmax row of
+/// 18 f32 costs ~1.7 ns an element on one Zen 4 core, and a call of 864 such
+/// rows (15.5K elements, one task of 16K) ran on one thread.
+int64_t kernelChunkElements(const Operation& fusion);
+
 /// The element stride, in `idxTy`, of dim `d` of a row-major operand of type
 /// `t` read with access `a` (not Bcast): its natural stride, and for Dynamic
 /// 0 where the dim is 1 at run time (a broadcast the plan could not prove).

@@ -424,6 +424,7 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
       k.guards = decideGuards(k.iface, solver, opts, takesLoopVectorWidth(k.kind),
                               (k.kind == "loop" || k.kind == "stitch") && streamingPays(*op));
     k.versions = k.hasKernel ? versionsOf(k.guards) : std::vector<KernelVariant>{};
+    if (k.hasKernel) k.chunk = kernelChunkElements(k.gemm ? *k.gemm->epilogue : *op);
     out.kernels.push_back(std::move(k));
   }
   return "";

@@ -74,6 +74,8 @@ struct KernelPlan {
   std::shared_ptr<GemmPlan> gemm;
   /// `dscc compile --tuning`: a configuration per size range; null when untuned.
   std::shared_ptr<const KernelTuningPlan> tuning;
+  /// Elements per parallel task of an untuned CPU launch (kernelChunkElements).
+  int64_t chunk = kChunkElements;
 
   /// The name of the function of version `v`.
   std::string functionName(size_t v) const { return symbol + "." + versions[v].name(); }
@@ -84,10 +86,6 @@ struct KernelPlan {
 /// One tuned configuration of a kernel: the kernel planned with the
 /// configuration's vector width (its own guards and versions) and the
 /// elements per parallel task.
-/// Elements per parallel task of an untuned launch: chunks of at least ~16K
-/// elements keep the pool's overhead small.
-inline constexpr int64_t kChunkElements = 16384;
-
 struct TunedConfig {
   KernelPlan plan;
   int64_t chunk = kChunkElements;

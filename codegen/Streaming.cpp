@@ -13,6 +13,8 @@
 #include <llvm/TargetParser/Triple.h>
 #include <llvm/Transforms/Utils/Local.h>
 
+#include "codegen/KernelCommon.h"
+
 namespace dscc::codegen {
 
 namespace {
@@ -27,27 +29,7 @@ int streamLineElements(const KernelInterface& iface) {
   return narrowest ? static_cast<int>(kLine / narrowest) : 0;
 }
 
-bool streamingPays(const Operation& fusion) {
-  // Vector math per element in exponentials: our polynomial exp is one;
-  // tanh, sigmoid and erf add a division or a second polynomial; gelu is
-  // an erf or a tanh and more; pow is a log and an exp (codegen/VectorMath.cpp, libm).
-  int cost = 0;
-  for (const auto& op : fusion.body) {
-    switch (op->kind) {
-      case OpKind::Exp:
-      case OpKind::Log: cost += 1; break;
-      case OpKind::Tanh:
-      case OpKind::Sigmoid:
-      case OpKind::Erf:
-      case OpKind::Sin:
-      case OpKind::Cos:
-      case OpKind::Pow: cost += 2; break;
-      case OpKind::Gelu: cost += 3; break;
-      default: break;
-    }
-  }
-  return cost <= 1;
-}
+bool streamingPays(const Operation& fusion) { return vectorMathCost(fusion) <= 1; }
 
 void assumeStreamGuard(llvm::IRBuilderBase& b, const std::vector<llvm::Value*>& outputs, llvm::Value* extent,
                        int lineElements) {
