@@ -582,7 +582,7 @@ int runCompiled(const RunOpts& o) {
           " threads: " + dscc_status_message(nullptr));
     return 1;
   }
-  // Every call below is recorded: the first, and --bench's.
+  // Every call below is recorded; with --bench the warm-up call's records are dropped after it.
   if (o.profile.any()) dscc_context_set_profiling(ctx.ctx, 1);
   std::vector<int64_t> noDims(1, 0);
   std::vector<dscc_tensor> in(inputs.size());

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <random>
 #include <sstream>
 
@@ -44,14 +45,44 @@ func @main(%x: f32[4, 9], %y: f32[4, 9], %i: i32[4, 9]) -> (f32[4, 9], f32[4, 9]
 }
 )";
 
-TEST(ValueFacts, NonNegative) {
-  std::ostringstream os;
-  SourceMgr sm;
-  DiagEngine diags(sm, os);
-  int id = sm.addBuffer("t.dsc", kProgram);
-  auto mod = parseModule(sm, id, diags);
-  ASSERT_TRUE(mod) << os.str();
-  Function* f = mod->entry();
+// Parses a program and runs it on random inputs in [-3, 3) (i32 arguments:
+// those times 1000, truncated), so each claim can be checked on data.
+class ValueFactsTest : public ::testing::Test {
+ protected:
+  ValueFactsTest() : diags_(sm_, os_) {}
+
+  Function* parse(const char* text) {
+    mod_ = parseModule(sm_, sm_.addBuffer("t.dsc", text), diags_);
+    EXPECT_TRUE(mod_) << os_.str();
+    return mod_ ? mod_->entry() : nullptr;
+  }
+
+  std::vector<Tensor> run(const Function& f, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u(-3, 3);
+    std::vector<Tensor> in;
+    for (const auto& a : f.args) {
+      Tensor t = Tensor::zeros(a->type.dtype, {4, 9});
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        if (isFloat(a->type.dtype)) t.setF(i, u(rng));
+        else t.setI(i, static_cast<int64_t>(u(rng) * 1000));
+      }
+      in.push_back(t);
+    }
+    std::vector<Tensor> out;
+    EXPECT_TRUE(interpret(f, in, out, diags_)) << os_.str();
+    return out;
+  }
+
+  std::ostringstream os_;
+  SourceMgr sm_;
+  DiagEngine diags_;
+  std::unique_ptr<Module> mod_;
+};
+
+TEST_F(ValueFactsTest, NonNegative) {
+  Function* f = parse(kProgram);
+  ASSERT_TRUE(f);
   // e a s g r sq d dd sum t q mx add neg xy mn ii sub plain rsum
   const std::vector<bool> want = {true,  true,  true,  true,  true, true,  false, true,  true, true,
                                   true,  true,  true,  false, false, false, false, false, false, false};
@@ -59,19 +90,8 @@ TEST(ValueFacts, NonNegative) {
   for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(nonNegative(f->returns[k]), want[k]) << "%" << f->returns[k]->name;
   EXPECT_FALSE(nonNegative(f->args[0].get()));  // an argument: unknown
 
-  std::mt19937_64 rng(11);
-  std::uniform_real_distribution<double> u(-3, 3);
-  std::vector<Tensor> in;
-  for (const auto& a : f->args) {
-    Tensor t = Tensor::zeros(a->type.dtype, {4, 9});
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      if (isFloat(a->type.dtype)) t.setF(i, u(rng));
-      else t.setI(i, static_cast<int64_t>(u(rng) * 1000));
-    }
-    in.push_back(t);
-  }
-  std::vector<Tensor> out;
-  ASSERT_TRUE(interpret(*f, in, out, diags)) << os.str();
+  std::vector<Tensor> out = run(*f, 11);
+  ASSERT_EQ(out.size(), want.size());
   // What is claimed holds on data; and the data would show a wrong claim
   // (each value said "unknown" above does have a negative element here,
   // except the i32 square: integers are never claimed).
@@ -90,11 +110,7 @@ TEST(ValueFacts, NonNegative) {
   }
 }
 
-}  // namespace
-
-namespace {
-
-TEST(ValueFacts, NonPositive) {
+TEST_F(ValueFactsTest, NonPositive) {
   const char* text = R"(
 func @main(%x: f32[4, 9], %y: f32[4, 9]) -> (f32[4, 9], f32[4, 9], f32[4, 9], f32[4, 9], f32[4, 9], f32[4, 9]) {
   %m = reduce_max %x {axes = [1], keepdims = true}
@@ -110,25 +126,13 @@ func @main(%x: f32[4, 9], %y: f32[4, 9]) -> (f32[4, 9], f32[4, 9], f32[4, 9], f3
   return %shift, %other, %shift0, %ne, %nx, %back
 }
 )";
-  std::ostringstream os;
-  SourceMgr sm;
-  DiagEngine diags(sm, os);
-  auto mod = parseModule(sm, sm.addBuffer("p.dsc", text), diags);
-  ASSERT_TRUE(mod) << os.str();
-  Function* f = mod->entry();
+  Function* f = parse(text);
+  ASSERT_TRUE(f);
   const std::vector<bool> want = {true, false, true, true, false, false};
   ASSERT_EQ(f->returns.size(), want.size());
   for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(nonPositive(f->returns[k]), want[k]) << "%" << f->returns[k]->name;
-  std::mt19937_64 rng(5);
-  std::uniform_real_distribution<double> u(-3, 3);
-  std::vector<Tensor> in;
-  for (int k = 0; k < 2; ++k) {
-    Tensor t = Tensor::zeros(DType::F32, {4, 9});
-    for (int64_t i = 0; i < t.numel(); ++i) t.setF(i, u(rng));
-    in.push_back(t);
-  }
-  std::vector<Tensor> out;
-  ASSERT_TRUE(interpret(*f, in, out, diags)) << os.str();
+  std::vector<Tensor> out = run(*f, 5);
+  ASSERT_EQ(out.size(), want.size());
   for (size_t k = 0; k < want.size(); ++k) {
     bool anyPositive = false;
     for (int64_t i = 0; i < out[k].numel(); ++i) anyPositive = anyPositive || out[k].getF(i) > 0;
