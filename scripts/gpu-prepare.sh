@@ -32,7 +32,8 @@ CLI_SRC=/usr/include/CLI
 die() { echo "gpu-prepare: error: $*" >&2; exit 1; }
 
 [[ -x "$DSCC" ]] || die "$DSCC is not built (build it first: cmake -G Ninja -S . -B build && ninja -C build dscc)"
-"$DSCC" compile --help 2>&1 | grep -q -- "--target" || die "$DSCC compile has no --target option (too old a build?)"
+# (grep -q on a pipe would end it early: under pipefail the SIGPIPE fails the test)
+[[ "$("$DSCC" compile --help 2>&1)" == *--target* ]] || die "$DSCC compile has no --target option (too old a build?)"
 [[ -f "$CLI_SRC/CLI.hpp" ]] || die "$CLI_SRC/CLI.hpp not found (Debian: libcli11-dev)"
 if ! command -v ptxas >/dev/null && [[ ! -x /usr/local/cuda/bin/ptxas ]]; then
   # Without ptxas the artifacts still run (the driver compiles the PTX), but the
