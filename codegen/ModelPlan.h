@@ -159,8 +159,12 @@ struct PlanOptions {
   /// a block of kGpuBlockSize threads; a column sum over at least `tileRowMin`
   /// rows by tiles. Shorter ones take a thread each. These are the defaults
   /// in one place; `dscc compile --row-schedule` overrides them (and the split ones below).
+  /// Why a warp up to 3071: on an H200 (bench/results/2026-12-04-gpu-h200.md)
+  /// a block per row of 1024 or 2048 elements ran 1.2-5x slower than a warp
+  /// per row (its register row holds 2 blocks of 256 threads per SM); at 3072
+  /// the block was faster.
   bool gpu = false;
-  int64_t warpRowMin = 32, blockRowMin = 1024, tileRowMin = 64;
+  int64_t warpRowMin = 32, blockRowMin = 3072, tileRowMin = 64;
   /// Block rows shorter than this keep the row in registers (8 vector
   /// blocks per thread at most); longer ones take "block.long" versions.
   int64_t blockRegisterRowMax = 8192;

@@ -111,7 +111,7 @@ fi
 # the `where` ranges, which the model must refuse. Why not 1 GB: the reference interpreter needed
 # 95 s and 13.7 GB of RAM for `chain` at N=65536 D=4096 (1 GiB) on the 2-core build machine, and
 # the checks run 8 at a time.
-# Around the reduction schedules' thresholds (32 and 1024 elements per row, 64 rows per column
+# Around the reduction schedules' thresholds (32 and 3072 elements per row, 64 rows per column
 # tile, split rows of >= 8192 elements when <= 64 rows): the last size of one schedule and the
 # first of the next.
 # Half-precision models ("dtype"): dscc-run's tolerances by dtype (f16 1e-2, bf16 6e-2); bert in
@@ -181,6 +181,9 @@ layer_norm|N=5 D=32|$d
 layer_norm|N=5 D=1023|$d
 layer_norm|N=5 D=1024|$d
 layer_norm|N=5 D=1025|$d
+layer_norm|N=5 D=3071|$d
+layer_norm|N=5 D=3072|$d
+layer_norm|N=5 D=3073|$d
 layer_norm|N=2 D=8191|$d
 layer_norm|N=2 D=8192|$d
 layer_norm|N=64 D=12288|$d
@@ -238,6 +241,8 @@ layer_norm_f16|N=7 D=31|dtype
 layer_norm_f16|N=9 D=33|dtype
 layer_norm_f16|N=3 D=1023|dtype
 layer_norm_f16|N=3 D=1025|dtype
+layer_norm_f16|N=3 D=3071|dtype
+layer_norm_f16|N=3 D=3072|dtype
 layer_norm_bf16|N=64 D=4096|dtype
 layer_norm_bf16|N=1000 D=768|dtype
 layer_norm_bf16|N=7 D=31|dtype

@@ -353,7 +353,7 @@ Command addCompileCommand(CLI::App& app) {
   c->add_option("--row-schedule", o->rowSchedule,
                 "GPU reduction schedules: WARP,BLOCK,TILE[,SPLIT,ROWS,CHUNK] = the shortest row a warp reduces, the "
                 "shortest a block reduces, the fewest rows a column tile sums, the shortest row split over blocks "
-                "when at most ROWS rows, in CHUNK elements (default 32,1024,64,8192,64,2048); on the CPU ROWS = the "
+                "when at most ROWS rows, in CHUNK elements (default 32,3072,64,8192,64,2048); on the CPU ROWS = the "
                 "fewest rows a column reduction (last axis kept) is split into chunks of whole rows over, 0: never "
                 "(default 4096)");
   c->add_option("--runtime-dir", o->runtimeDir,

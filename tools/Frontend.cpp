@@ -94,7 +94,7 @@ bool targetPlanOptions(const std::string& target, int vectorWidth, const std::st
         << "' (expected WARP,BLOCK,TILE[,SPLIT,ROWS,CHUNK]: the shortest row a warp reduces, the shortest a "
            "block reduces (>= WARP), the fewest rows a column tile sums; the shortest row split over blocks "
            "when there are at most ROWS rows, in chunks of CHUNK elements (a multiple of 16); "
-           "e.g. the default 32,1024,64,8192,64,2048)\n";
+           "e.g. the default 32,3072,64,8192,64,2048)\n";
     return false;
   }
   out.warpRowMin = v[0];

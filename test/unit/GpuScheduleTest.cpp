@@ -162,10 +162,12 @@ std::vector<DimBindings> nd(std::vector<std::pair<int64_t, int64_t>> v) {
   return out;
 }
 
-// Rows around 32 (warp) and 1024 (block) and the vector width 8; few rows,
-// as every row costs a dozen barriers of 256 threads.
-const std::vector<DimBindings> kRowSizes = nd({{1, 1}, {2, 7}, {3, 8}, {2, 31}, {2, 32}, {3, 33}, {2, 64}, {1, 65},
-                                               {2, 300}, {1, 1023}, {1, 1024}, {2, 1031}, {0, 8}, {3, 0}});
+// Rows around 32 (warp) and 3072 (block) and the vector width 8, and 1024
+// (the block's threshold before 2026-12-04); few rows, as every row costs a
+// dozen barriers of 256 threads.
+const std::vector<DimBindings> kRowSizes = nd({{1, 1},    {2, 7},    {3, 8},    {2, 31},   {2, 32}, {3, 33},
+                                               {2, 64},   {1, 65},   {2, 300},  {1, 1023}, {1, 1024},
+                                               {2, 1031}, {1, 3071}, {1, 3072}, {2, 3079}, {0, 8},  {3, 0}});
 // Reduced rows around the 8 row slices and 32-column tiles.
 const std::vector<DimBindings> kColSizes = nd({{1, 1}, {7, 3}, {8, 32}, {9, 33}, {64, 31}, {65, 40}, {200, 70}, {3, 100},
                                                {0, 5}, {5, 0}});
