@@ -30,10 +30,14 @@ namespace dscc::codegen::reduction {
 // reduction) stay in L1 while rows stream past.
 constexpr int64_t kColumnBlock = 1024;
 
-// The most unrolled blocks per lane a warp's row cache may take (with the
-// default warp range, rows under 1024 and W = 4: 8 blocks, 32 registers per
-// cached input).
+// The most unrolled blocks per thread a block's row cache may take, and a
+// warp's. On an H200 a warp re-reading its row (L1 hits) beat the cached row
+// at every length measured (f32 rows of 256-2048; f16 rows of 216-384 ran
+// 2-3x slower with 12 cached blocks than with 4): the register row lowers
+// occupancy. So the default warp range (rows under 3072) is never cached;
+// --row-schedule=32,1024 gives the earlier cached versions (8 blocks of f32).
 constexpr int kRowCacheIters = 16;
+constexpr int kWarpRowCacheIters = 8;
 
 // CPU stitch rows: the elements the loop vectoriser's main loop takes per
 // iteration on AVX-512 (16 lanes, interleaved by 2); see Emitter::vecLoop.
@@ -66,7 +70,8 @@ class Emitter {
     // bounds the code).
     if ((v.schedule == GpuSchedule::Warp || v.schedule == GpuSchedule::Block) && W_ > 1 && v.rowMax > 0) {
       int64_t iters = (v.rowMax + int64_t(lanes_) * W_ - 1) / (int64_t(lanes_) * W_);
-      if (iters <= kRowCacheIters) cacheIters_ = static_cast<int>(iters);
+      if (iters <= (v.schedule == GpuSchedule::Warp ? kWarpRowCacheIters : kRowCacheIters))
+        cacheIters_ = static_cast<int>(iters);
     }
   }
 
