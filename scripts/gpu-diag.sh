@@ -66,7 +66,7 @@ if not rows:
 h = rows[0]; k = h.index("Kernel Name"); v = h.index("Metric Value"); u = h.index("Metric Unit")
 tot = collections.OrderedDict()
 for r in rows[1:]:
-    scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}.get(r[u], 1.0)
+    scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}.get(r[u], 1.0)
     name = r[k][:70]
     tot[name] = tot.get(name, 0.0) + float(r[v].replace(",", "")) * scale
 s = sum(tot.values())
