@@ -55,22 +55,61 @@ def log(*a):
 # Timing
 
 
-def time_fn(fn: Callable[[], object], repeats: int, min_sample_s: float = 0.005, budget_s: float = 20.0) -> float:
-    """Median seconds per call over `repeats` samples; each sample loops enough calls to last min_sample_s."""
+def _calibrate(fn: Callable[[], object], min_sample_s: float) -> tuple:
+    """(seconds of one call, calls per sample so that a sample lasts min_sample_s)."""
     t0 = time.perf_counter()
     fn()
     one = max(time.perf_counter() - t0, 1e-7)
-    inner = max(1, min(10000, int(min_sample_s / one)))
+    return one, max(1, min(10000, int(min_sample_s / one)))
+
+
+def _warm(fn: Callable[[], object], warm_s: float) -> None:
+    """Calls fn for warm_s seconds (at least once), untimed: this VM's vCPUs ran a call 1.5-2x slower for a
+    while after an idle gap or another system's calls, and a peer's spinning worker threads go idle meanwhile."""
+    t0 = time.perf_counter()
+    fn()
+    while time.perf_counter() - t0 < warm_s:
+        fn()
+
+
+def _sample(fn: Callable[[], object], inner: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(inner):
+        fn()
+    return (time.perf_counter() - t0) / inner
+
+
+def time_fn(fn: Callable[[], object], repeats: int, min_sample_s: float = 0.005, budget_s: float = 20.0,
+            warm_s: float = 0.05) -> float:
+    """Median seconds per call over `repeats` samples after a warm-up; each sample loops enough calls to last
+    min_sample_s."""
+    one, inner = _calibrate(fn, min_sample_s)
     # Large points: fewer samples rather than a run that blows the time budget (at least 3).
     repeats = max(3, min(repeats, int(budget_s / (one * inner)))) if one * inner * repeats > budget_s else repeats
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        samples.append((time.perf_counter() - t0) / inner)
-    samples.sort()
+    _warm(fn, warm_s)
+    samples = sorted(_sample(fn, inner) for _ in range(repeats))
     return samples[len(samples) // 2]
+
+
+def time_interleaved(fns: Dict[str, Callable[[], object]], repeats: int, min_sample_s: float = 0.005,
+                     budget_s: float = 20.0, warm_s: float = 0.05) -> Dict[str, float]:
+    """Median seconds per call of each system, sampled in turns (round r starts at system r mod n), each sample
+    after warm_s of that system's own calls: the VM's speed changes every few tens of ms, and systems timed one
+    after the other saw different speeds (a softmax call of one size took 0.20 ms and 0.45 ms in two runs)."""
+    cal = {s: _calibrate(fn, min_sample_s) for s, fn in fns.items()}
+    longest = max((one * inner for one, inner in cal.values()), default=0.0)
+    if longest * repeats * len(fns) > budget_s:
+        repeats = max(3, int(budget_s / (longest * len(fns))))
+    samples: Dict[str, list] = {s: [] for s in fns}
+    names = list(fns)
+    for r in range(repeats):
+        for i in range(len(names)):
+            s = names[(r + i) % len(names)]
+            # ONNX Runtime's workers spin after its calls: a dscc sample right after one ran up to 1.8x slower.
+            time.sleep(0.05)
+            _warm(fns[s], warm_s)
+            samples[s].append(_sample(fns[s], cal[s][1]))
+    return {s: sorted(v)[len(v) // 2] for s, v in samples.items()}
 
 
 #: The machine's limits measured at the start of the run: copy GB/s, sgemm GFLOP/s, last-level cache bytes.
@@ -413,13 +452,10 @@ def run_workload(wl: Workload, args, model_so: Optional[Path], tmp: Path) -> dic
         inputs = wl.inputs(point, seed=2)
         row = {"point": point, "weight": weight, "t": {}, "first": None, "recompiles": None, "bad": {}}
         outs: Dict[str, Optional[np.ndarray]] = {}
+        fns: Dict[str, Callable[[], object]] = {}
         for s in SYSTEMS:
             if s not in systems:
                 continue
-            # Let the previous system's spinning worker threads go idle: ONNX Runtime's intra-op
-            # worker was still running 20 ms after its last call (2 ticks of CPU during dscc's
-            # next timing on the 2-core VM), and none after 200 ms.
-            time.sleep(0.2)
             out = np.empty(out_shape(wl, point), np.float32)
             try:
                 fn = make_call(s, systems[s], inputs, out)
@@ -433,9 +469,14 @@ def run_workload(wl: Workload, args, model_so: Optional[Path], tmp: Path) -> dic
                 got = out if s in ("dscc", "ort") else r.numpy()
                 # keep a copy: the next system may reuse the buffer, and torch may reuse its output
                 outs[s] = got.copy() if got.size <= (1 << 26) else None
-                row["t"][s] = time_fn(fn, args.repeats)
+                fns[s] = fn
             except Exception as e:
                 row["bad"][s] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+        try:
+            row["t"].update(time_interleaved(fns, args.repeats))
+        except Exception as e:
+            for s in fns:
+                row["bad"][s] = f"{type(e).__name__} while timing: {str(e).splitlines()[0][:160]}"
         # Every system against eager at the timed size (eager matched the interpreter above).
         ref_out = outs.get("eager")
         for s, got in outs.items():
@@ -640,7 +681,8 @@ def header(args, copy_gbs: float, copy_how: str) -> List[str]:
          f"{LIMITS['llc'] / 2**20:.0f} MiB",
          f"- sgemm rate: {LIMITS['sgemm']:.1f} GFLOP/s ({LIMITS['sgemm_how']})",
          f"- points per workload: up to {args.points}; repeats: {args.repeats} (median; each sample loops "
-         f"calls for at least 5 ms)",
+         f"calls for at least 5 ms; the systems are sampled in turns, each sample after 50 ms of that "
+         f"system's own untimed calls)",
          "- dscc: `dscc compile " + args.opt + "`, called through the `dscc` Python module (`Model.bind(..., out=)`) on a context of "
          f"{args.threads} thread(s) and caller-allocated outputs; BLAS: oneDNN's sgemm per tile when the runtime was "
          "built with libdnnl-dev, else OpenBLAS (docs/abi.md)"]
