@@ -106,11 +106,12 @@ BufferPlan planBuffers(const ModelPlan& plan, bool gpu) {
         bp.slotTemps[slot].push_back(t);
       }
     }
-    // Split versions (GPU) and row-split versions (CPU): the workspace of
+    // Split and tile-split versions (GPU) and row-split versions (CPU): the workspace of
     // partial reductions, one per op.
     if (k)
       for (const KernelVariant& v : k->versions) {
-        bool split = gpu && v.schedule == GpuSchedule::Split, rows = !gpu && v.schedule == GpuSchedule::RowSplit;
+        bool split = gpu && v.schedule == GpuSchedule::Split;
+        bool rows = gpu ? v.schedule == GpuSchedule::TileSplit : v.schedule == GpuSchedule::RowSplit;
         if ((split || rows) && !bp.tempSlot.count({&op, "ws"})) {
           size_t slot = acquire(slotFreeAt, i, i);
           bp.tempSlot[{&op, "ws"}] = slot;

@@ -277,6 +277,41 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
         }
         continue;
       }
+      if (kv.schedule == GpuSchedule::TileSplit) {
+        // Launch 0: tiles of 32 (chunk, output) units, a block each; launch 1:
+        // a thread per output. The workspace follows the outputs.
+        DimExpr chunks = rowSplitChunks(k.iface.guards.splitRows);
+        size_t nIn = k.iface.inputs.size(), nOut = k.iface.outputs.size() + 1;
+        for (int ph = 0; ph <= 1; ++ph) {
+          std::string entry = cIdentifier(k.functionName(v)) + "_p" + std::to_string(ph);
+          LoweredKernel lk = lowerInputKernel(*k.fusion, cm, entry + "_body", kv, ph);
+          if (!lk.ok()) return "kernel " + k.symbol + ": " + lk.error;
+          lk.fn->setLinkage(llvm::GlobalValue::InternalLinkage);
+          lk.fn->addFnAttr(llvm::Attribute::AlwaysInline);
+          GpuKernel g;
+          g.entry = entry;
+          g.kernel = ki;
+          g.version = v;
+          g.phase = ph;
+          g.symbols = k.iface.symbols;
+          g.threadUnits = ph == 0 ? DimExpr::ceilDiv(chunks * k.iface.units, DimExpr(32)) * DimExpr(kGpuBlockSize)
+                                  : k.iface.units;
+          llvm::Function* bodyFn = lk.fn;
+          gridStrideEntry(m, g.entry, nIn + nOut, g.symbols.size(),
+                          [&](llvm::IRBuilder<>& b, llvm::Function* fn, llvm::Value* u) {
+                            std::vector<llvm::Value*> ins, outs, sizes;
+                            for (size_t q = 0; q < nIn; ++q) ins.push_back(fn->getArg(q));
+                            for (size_t q = 0; q < nOut; ++q) outs.push_back(fn->getArg(nIn + q));
+                            for (size_t s = 0; s < g.symbols.size(); ++s) sizes.push_back(fn->getArg(nIn + nOut + s));
+                            llvm::Value* begin = ph == 0 ? b.CreateMul(b.CreateUDiv(u, b.getInt64(kGpuBlockSize)), b.getInt64(32)) : u;
+                            llvm::Value* end = b.CreateAdd(begin, b.getInt64(ph == 0 ? 32 : 1));
+                            b.CreateCall(bodyFn, {stackArray(b, fn, b.getPtrTy(), ins), stackArray(b, fn, b.getPtrTy(), outs),
+                                                  stackArray(b, fn, b.getInt64Ty(), sizes), begin, end});
+                          });
+          kernels.push_back(g);
+        }
+        continue;
+      }
       // Generic kernels: an element per thread (no CPU tiles), as planned for the GPU.
       LoweredKernel lk = k.kind == "generic"
                              ? lowerGenericKernel(*k.fusion, cm, cIdentifier(k.functionName(v)) + "_body", kv, false)

@@ -118,11 +118,11 @@ void HostEmitter::prepareGpuLaunch(const KernelPlan& k, size_t kIndex, const std
 
 void HostEmitter::launchGpuVersion(const KernelPlan& k, size_t kIndex, size_t v,
                                    const std::vector<llvm::Value*>& ins, const std::vector<llvm::Value*>& outs) {
-  if (k.versions[v].schedule != GpuSchedule::Split) {
+  if (k.versions[v].schedule != GpuSchedule::Split && k.versions[v].schedule != GpuSchedule::TileSplit) {
     launchGpu(gpuKernel(kIndex, v, ""), ins, outs);
     return;
   }
-  // One launch per phase, in order, on the op's workspace.
+  // One launch per phase (a tile split's two), in order, on the op's workspace.
   std::vector<llvm::Value*> withWs = outs;
   withWs.push_back(slotPtr_[buffers_.tempSlot.at({k.fusion, "ws"})]);
   for (const GpuKernel& g : gpu_->kernels)

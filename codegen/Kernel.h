@@ -37,6 +37,9 @@ enum class GpuSchedule {
   RowSplit,  ///< CPU column reductions over many rows: the outermost reduced dim cut into chunks of
              ///< rows (rowSplitChunks), a unit per chunk and row of outputs summing whole rows into a
              ///< workspace of partials, then a second launch combining them in chunk order
+  TileSplit,  ///< GPU column reductions over many rows: the rows cut into chunks as RowSplit; launch 0 is a
+              ///< block per (chunk, 32 columns) summing them as Tile into the workspace, launch 1 a thread
+              ///< per output combining the chunks' partials in chunk order
 };
 
 /// Threads per block of every GPU launch.
@@ -45,6 +48,12 @@ constexpr int kGpuBlockSize = 256;
 /// Threads that cooperate on one unit under `s`: 1, the warp's 32, or the block.
 inline int scheduleLanes(GpuSchedule s) {
   return s == GpuSchedule::Warp ? 32 : s == GpuSchedule::Thread || s == GpuSchedule::RowSplit ? 1 : kGpuBlockSize;
+}
+
+/// Schedules whose version runs as one launch per phase through a workspace
+/// after the outputs (Split, RowSplit, TileSplit).
+inline bool phasedSchedule(GpuSchedule s) {
+  return s == GpuSchedule::Split || s == GpuSchedule::RowSplit || s == GpuSchedule::TileSplit;
 }
 
 /// The assumptions one version of a kernel makes. Each one is a guard the host
@@ -96,6 +105,7 @@ struct KernelVariant {
     if (schedule == GpuSchedule::Tile) add("tile");
     if (schedule == GpuSchedule::Split) add("split");
     if (schedule == GpuSchedule::RowSplit) add("rows");
+    if (schedule == GpuSchedule::TileSplit) add("tile.rows");
     if (vectorWidth > 1) add("v" + std::to_string(vectorWidth));
     if (index32) add("i32");
     if (broadcastFree) add("nobcast");

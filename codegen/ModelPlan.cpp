@@ -278,6 +278,16 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
     for (GuardPlan& g : pending)
       add(g, allOf({solver.lessEqual(DimExpr(g.lo), g.extent).tri,
                     solver.lessEqual(g.units, DimExpr(g.unitsMax)).tri}));
+    if (in.columns && opts.gpuColumnSplitRowMin > 0 && !(in.splitRows.isConst() && in.splitRows.constValue() == 0)) {
+      GuardPlan g;
+      g.kind = GuardKind::Schedule;
+      g.schedule = GpuSchedule::TileSplit;
+      g.extent = in.splitRows;
+      g.lo = opts.gpuColumnSplitRowMin;
+      g.text = "tiles over rows split into chunks of " + rowSplitChunkRows(in.splitRows).str() + ": " +
+               in.splitRows.str() + " >= " + std::to_string(opts.gpuColumnSplitRowMin);
+      add(g, solver.lessEqual(DimExpr(g.lo), g.extent).tri);
+    }
   }
   if (!opts.gpu && opts.cpuSplitRowMin > 0 && in.columns &&
       !(in.splitRows.isConst() && in.splitRows.constValue() == 0)) {
@@ -328,10 +338,10 @@ std::vector<KernelVariant> versionsOf(const std::vector<GuardPlan>& guards) {
         schedules += runtime[i]->kind == GuardKind::Schedule;
         vector |= runtime[i]->kind == GuardKind::Vector;
       }
-    bool tile = base.schedule == GpuSchedule::Tile;
+    auto tiled = [](GpuSchedule s) { return s == GpuSchedule::Tile || s == GpuSchedule::TileSplit; };
+    bool tile = tiled(base.schedule);
     for (size_t i = 0; i < runtime.size(); ++i)
-      if ((m & (1u << i)) && runtime[i]->schedule == GpuSchedule::Tile && runtime[i]->kind == GuardKind::Schedule)
-        tile = true;
+      if ((m & (1u << i)) && tiled(runtime[i]->schedule) && runtime[i]->kind == GuardKind::Schedule) tile = true;
     if (schedules > 1 || (tile && (vector || base.vectorWidth > 1))) continue;
     // One streaming version, the most specialised: large calls meet every
     // other guard in practice, and each version is compiled code.

@@ -172,6 +172,12 @@ struct PlanOptions {
   /// `splitMaxRows` rows, are cut into chunks of `splitChunk` elements, a
   /// block each, over phases + 1 launches (GpuSchedule::Split).
   int64_t splitRowMin = 8192, splitMaxRows = 64, splitChunk = 2048;
+  /// GPU column reductions whose outermost reduced dim has at least this
+  /// many rows get a TileSplit version: the tiles' rows split into chunks
+  /// (rowSplitChunks) over blocks. Tiles alone give a block per 32 columns:
+  /// on an H200 col_reduce at D=256 (8 blocks for 132 SMs) read 51 GB/s and
+  /// at D=32 one block took 22.7 ms for 128 MB. 0: none.
+  int64_t gpuColumnSplitRowMin = 1024;
   /// CPU column reductions whose outermost reduced dim has at least this
   /// many rows get a RowSplit version (GpuSchedule::RowSplit): each thread
   /// then reads whole rows, where a column block reads a run of each row

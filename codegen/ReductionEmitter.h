@@ -63,7 +63,8 @@ class Emitter {
       W_ = 1;
       cpuRows_ = true;
     }
-    if (v.schedule != GpuSchedule::Tile) lanes_ = scheduleLanes(v.schedule);
+    // Tiles address their threads by row slice and column (rowLane_, colLane_).
+    if (v.schedule != GpuSchedule::Tile && v.schedule != GpuSchedule::TileSplit) lanes_ = scheduleLanes(v.schedule);
     // A warp's or block's row of at most rowMax elements is at most `iters`
     // vector blocks per thread: unrolled, its loads are kept in registers
     // from the phase that first reads them to the last (kRowCacheIters
@@ -84,10 +85,13 @@ class Emitter {
     b_.CreateCondBr(b_.CreateICmpSLT(begin, end), setup, done_);
     b_.SetInsertPoint(setup);
     emitSetup(inputs, outputs, sizes);
-    if (v_.schedule != GpuSchedule::Thread && v_.schedule != GpuSchedule::RowSplit) {
+    // A tile split's combine launch (1) takes a thread per output.
+    bool tiles = v_.schedule == GpuSchedule::Tile || (v_.schedule == GpuSchedule::TileSplit && splitPhase_ == 0);
+    if (v_.schedule != GpuSchedule::Thread && v_.schedule != GpuSchedule::RowSplit &&
+        (v_.schedule != GpuSchedule::TileSplit || tiles)) {
       // GPU schedules: where this thread stands in the group sharing a unit.
       llvm::Value* tid = emitThreadIdX(b_);
-      if (v_.schedule == GpuSchedule::Tile) {
+      if (tiles) {
         colLane_ = toIdx(b_.CreateAnd(tid, 31));
         rowLane_ = toIdx(b_.CreateLShr(tid, 5));
       } else {
@@ -108,8 +112,10 @@ class Emitter {
     if (v_.schedule == GpuSchedule::Split) emitStitchSplit(lo, hi);
     else if (p_.stitch) emitStitch(lo, hi);
     else if (p_.column && v_.schedule == GpuSchedule::Tile) emitColumnTile(lo, hi);
+    else if (p_.column && v_.schedule == GpuSchedule::TileSplit && splitPhase_ == 0) emitColumnTile(lo, hi);
     else if (p_.column && v_.schedule == GpuSchedule::RowSplit && splitPhase_ == 0) emitColumnPartials(lo, hi);
-    else if (p_.column && v_.schedule == GpuSchedule::RowSplit) emitColumnCombine(lo, hi);
+    else if (p_.column && (v_.schedule == GpuSchedule::RowSplit || v_.schedule == GpuSchedule::TileSplit))
+      emitColumnCombine(lo, hi);
     else if (p_.column) emitColumns(lo, hi);
     else emitRowReduce(lo, hi);
     b_.CreateBr(done_);
@@ -174,18 +180,21 @@ class Emitter {
     // (bench/results/2026-12-04-stream-nt.md). It still prefetches.
     if (v_.stream && !outputScratch().first)
       assumeStreamGuard(b_, out_, dims.emit(p_.iface.guards.vectorExtent), streamLineElements(p_.iface));
-    if (v_.schedule == GpuSchedule::Split || v_.schedule == GpuSchedule::RowSplit) {
+    if (phasedSchedule(v_.schedule)) {
       llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, outputs, p_.fusion->results.size());
       ws_ = b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "workspace");
     }
-    if (v_.schedule == GpuSchedule::RowSplit) {
+    if (v_.schedule == GpuSchedule::RowSplit || v_.schedule == GpuSchedule::TileSplit) {
       const DimExpr& n = p_.iface.guards.splitRows;
       chunks_ = toIdx(dims.emit(rowSplitChunks(n)));
       chunkRows_ = toIdx(dims.emit(rowSplitChunkRows(n)));
       splitOuter_ = toIdx(dims.emit(p_.iface.guards.splitOuter));
       keptCount_ = toIdx(units64_);
-      // Launch 0's units are (chunk, row of outputs) pairs.
-      if (splitPhase_ == 0) units64_ = dims.emit(rowSplitChunks(n) * p_.iface.guards.splitOuter);
+      // Launch 0's units are (chunk, row of outputs) pairs on the CPU,
+      // (chunk, output) pairs for GPU tiles.
+      if (splitPhase_ == 0)
+        units64_ = dims.emit(rowSplitChunks(n) * (v_.schedule == GpuSchedule::TileSplit ? p_.iface.units
+                                                                                          : p_.iface.guards.splitOuter));
     }
   }
 

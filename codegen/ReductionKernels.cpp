@@ -266,8 +266,11 @@ void Emitter::emitColumns(llvm::Value* lo, llvm::Value* hi) {
 
 void Emitter::columnBlocks(llvm::Value* lo, llvm::Value* hi, const ColumnFill& fill) {
   llvm::Function* fn = b_.GetInsertBlock()->getParent();
+  // A tile split's combine takes one output per GPU thread: one accumulator
+  // each, not a block's array in local memory.
+  const int64_t block = v_.schedule == GpuSchedule::TileSplit ? 1 : kColumnBlock;
   Accs accs;
-  for (const Operation* r : p_.reductions) accs.emplace_back(r, accArray(*r, kColumnBlock));
+  for (const Operation* r : p_.reductions) accs.emplace_back(r, accArray(*r, block));
   llvm::Value* cols = keptDim_.back();
   std::vector<llvm::Value*> outer(keptDim_.begin(), keptDim_.end() - 1);
   llvm::BasicBlock* pre = b_.GetInsertBlock();
@@ -282,7 +285,7 @@ void Emitter::columnBlocks(llvm::Value* lo, llvm::Value* hi, const ColumnFill& f
   b_.SetInsertPoint(body);
   llvm::Value* c0 = b_.CreateURem(o, cols, "c0");
   llvm::Value* n = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateSub(cols, c0), b_.CreateSub(hi, o));
-  n = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, n, idx(kColumnBlock), nullptr, "n");
+  n = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, n, idx(block), nullptr, "n");
   std::vector<llvm::Value*> keptIx = unflatten(b_.CreateUDiv(o, cols), outer);
   keptIx.push_back(nullptr);  // the column, set per element
   loop(idx(0), n, 1, "init", [&](llvm::Value* c) {
@@ -382,7 +385,11 @@ void Emitter::emitColumnCombine(llvm::Value* lo, llvm::Value* hi) {
 // block's 8 x 32 reads column c of the rows s, s+8, ... (a warp reads 32
 // neighbouring floats of one row: coalesced); the 8 partials of a column
 // meet in shared memory and slice 0 combines them in order and stores.
+// TileSplit's launch 0 is the same over (chunk, output) units: the rows of
+// the chunk only, and slice 0 stores the combined partial to the workspace
+// (launch 1, emitColumnCombine, finishes).
 void Emitter::emitColumnTile(llvm::Value* lo, llvm::Value* hi) {
+  const bool partials = v_.schedule == GpuSchedule::TileSplit;
   llvm::Function* fn = b_.GetInsertBlock()->getParent();
   const int slices = kGpuBlockSize / 32;
   Accs accs;
@@ -398,6 +405,10 @@ void Emitter::emitColumnTile(llvm::Value* lo, llvm::Value* hi) {
     if (p_.reduced[d]) redDims.push_back(spaceDim_[d]);
   llvm::Value* rows = idx(1);
   for (llvm::Value* d : redDims) rows = b_.CreateMul(rows, d, "", true, true);
+  // A chunk's rows of the outermost reduced dim are a range of the flat
+  // reduced index: times the inner reduced dims' extent.
+  llvm::Value* inner = idx(1);
+  for (size_t q = 1; q < redDims.size(); ++q) inner = b_.CreateMul(inner, redDims[q], "", true, true);
   llvm::Value* sharedAt = b_.CreateAdd(b_.CreateMul(rowLane_, idx(32)), colLane_);
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   auto* head = llvm::BasicBlock::Create(ctx_, "seg", fn);
@@ -409,16 +420,27 @@ void Emitter::emitColumnTile(llvm::Value* lo, llvm::Value* hi) {
   o->addIncoming(lo, pre);
   b_.CreateCondBr(b_.CreateICmpSLT(o, hi), body, exit);
   b_.SetInsertPoint(body);
-  llvm::Value* c0 = b_.CreateURem(o, cols, "c0");
+  // Segments end at a row of outputs, so at a chunk's end too.
+  llvm::Value* part = partials ? b_.CreateUDiv(o, keptCount_, "part") : nullptr;
+  llvm::Value* oo = partials ? b_.CreateURem(o, keptCount_, "oo") : o;
+  llvm::Value* c0 = b_.CreateURem(oo, cols, "c0");
   llvm::Value* n = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateSub(cols, c0), b_.CreateSub(hi, o), nullptr, "n");
-  std::vector<llvm::Value*> keptIx = unflatten(b_.CreateUDiv(o, cols), outer);
+  std::vector<llvm::Value*> keptIx = unflatten(b_.CreateUDiv(oo, cols), outer);
   keptIx.push_back(b_.CreateAdd(c0, colLane_, "", true, true));
   llvm::Value* valid = b_.CreateICmpULT(colLane_, n, "valid");
   for (auto [r, arr] : accs) b_.CreateStore(accInit(*r), slot(*r, arr, idx(0)));
+  llvm::Value* rBegin = idx(0);
+  llvm::Value* rEnd = rows;
+  if (partials) {
+    llvm::Value* r0 = b_.CreateMul(part, chunkRows_, "r0", true, true);
+    llvm::Value* r1 = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateAdd(r0, chunkRows_), redDims[0], nullptr, "r1");
+    rBegin = b_.CreateMul(r0, inner, "", true, true);
+    rEnd = b_.CreateMul(r1, inner, "", true, true);
+  }
   // Rows of this thread's slice; threads past the segment's columns only
   // take part in the barriers.
-  llvm::Value* start = b_.CreateSelect(valid, rowLane_, rows);
-  loop(start, rows, slices, "rows", [&](llvm::Value* rr) {
+  llvm::Value* start = b_.CreateSelect(valid, b_.CreateAdd(rBegin, rowLane_, "", true, true), rEnd);
+  loop(start, rEnd, slices, "rows", [&](llvm::Value* rr) {
     std::vector<llvm::Value*> red = unflatten(rr, redDims);
     Ctx e;
     e.full = spread(keptIx);
@@ -449,10 +471,14 @@ void Emitter::emitColumnTile(llvm::Value* lo, llvm::Value* hi) {
       llvm::Value* x = b_.CreateLoad(accType(*r), b_.CreateInBoundsGEP(shared[k]->getValueType(), shared[k], {idx(0), at}));
       a = a ? combine(*r, a, x) : x;
     }
-    unit.memo[{r->result(), p_.frameOf(r->result(), Frame::Full)}] = finish(*r, a);
+    if (partials)
+      b_.CreateStore(a, b_.CreateInBoundsGEP(accType(*r), rowSplitSlice(part, k), b_.CreateAdd(oo, colLane_, "", true, true)));
+    else
+      unit.memo[{r->result(), p_.frameOf(r->result(), Frame::Full)}] = finish(*r, a);
   }
   llvm::Value* at = b_.CreateAdd(o, colLane_, "", true, true);
-  for (size_t i = 0; i < out_.size(); ++i) store(i, eval(p_.fusion->yields[i], p_.resultFrame[i], unit), at);
+  if (!partials)
+    for (size_t i = 0; i < out_.size(); ++i) store(i, eval(p_.fusion->yields[i], p_.resultFrame[i], unit), at);
   b_.CreateBr(next);
   b_.SetInsertPoint(next);
   o->addIncoming(b_.CreateAdd(o, n), b_.GetInsertBlock());

@@ -28,7 +28,8 @@ LoweredKernel lower(const Operation& fusion, bool stitch, CodeModule& m, const s
                     std::to_string(p.phases) + "] and a chunk that is a multiple of the vector width");
     return res;
   }
-  if (variant.schedule == GpuSchedule::RowSplit && (!p.column || (splitPhase != 0 && splitPhase != 1))) {
+  if ((variant.schedule == GpuSchedule::RowSplit || variant.schedule == GpuSchedule::TileSplit) &&
+      (!p.column || (splitPhase != 0 && splitPhase != 1))) {
     res.error = err("a row-split version needs a reduction that keeps the last axis and a launch 0 or 1");
     return res;
   }

@@ -17,7 +17,8 @@ workspace, the launch sequence. For every size:
   `_p1`, ...), besides the operand copies of library kernels;
 * each launch's grid is what the schedule needs: ceil(units / W / 256) for
   loop kernels, ceil(units / 256) one per thread, ceil(32 units / 256) a warp
-  per row, units a block per row, ceil(units / 32) column tiles, units x
+  per row, units a block per row, ceil(units / 32) column tiles (a tile
+  split: ceil(chunks x units / 32), then ceil(units / 256)), units x
   ceil(row / 2048) split chunks (capped at 2^20), with 256 threads a block;
 * bert_layer's gemms are the 8 matmuls of a layer, f16 ones as hgemm;
 * a size breaking a `where` fact is refused (FACT_VIOLATED) before any launch.
@@ -42,7 +43,8 @@ CHUNK = 2048
 
 SIZES = {
     "elementwise_chain": [{"N": 3, "D": 7}, {"N": 5, "D": 8}, {"N": 1, "D": 4096}, {"N": 1000, "D": 1}],
-    "col_reduce": [{"N": 63, "D": 64}, {"N": 64, "D": 64}, {"N": 64, "D": 66}, {"N": 1, "D": 1}, {"N": 100000, "D": 3}],
+    "col_reduce": [{"N": 63, "D": 64}, {"N": 64, "D": 64}, {"N": 64, "D": 66}, {"N": 1, "D": 1}, {"N": 1023, "D": 40},
+                   {"N": 1024, "D": 40}, {"N": 100000, "D": 3}],
     "gelu_bias": [{"T": 1}, {"T": 17}],
     "layer_norm": [{"N": 5, "D": 31}, {"N": 5, "D": 32}, {"N": 5, "D": 1023}, {"N": 5, "D": 1024},
                    {"N": 5, "D": 3071}, {"N": 5, "D": 3072},
@@ -122,7 +124,15 @@ def check_size(dscc, shim, src, so, env, verbose):
         if u == 0 or r is None:
             continue  # an empty kernel is not launched
         g = expected_grid(version, u, r)
-        if ".split." in name or name.split(".")[3:4] == ["split"]:
+        if ".tile.rows" in name:
+            # tile split (col_reduce: the reduced rows are the unit's elements): chunks of
+            # max(ceil(rows / 64), 256) rows; launch 0 a block per 32 (chunk, output) units,
+            # launch 1 a thread per output
+            chunk_rows = max(-(-r // 64), 256)
+            chunks = max(1, -(-r // chunk_rows))
+            want += [(cident(name) + "_p0", min(-(-(chunks * u) // 32), 1 << 20)),
+                     (cident(name) + "_p1", min(-(-u // BLOCK), 1 << 20))]
+        elif ".split." in name or name.split(".")[3:4] == ["split"]:
             phases = 3 if "layer_norm" in name else 2  # layer_norm: mean, variance, elements; sums: sum, store
             want += [(cident(name) + f"_p{p}", g) for p in range(phases)]
         else:

@@ -11,7 +11,8 @@
 //
 // Each program goes through the default pipeline; each stitch or input
 // kernel is lowered in its cooperative versions (rows: warp and block, with
-// and without vector blocks; columns: tile) and run at sizes around the
+// and without vector blocks; columns: tile, and tile split over chunks of
+// rows in two launches through a workspace) and run at sizes around the
 // schedule and vector boundaries; the outputs must match the interpreter's
 // run of the fused program (which interprets the fusion body). Warp and block
 // versions with a row bound keep the row in registers (unrolled blocks). Stitch kernels
@@ -34,6 +35,7 @@
 #include <tuple>
 
 #include "codegen/Jit.h"
+#include "codegen/KernelCommon.h"
 #include "codegen/ModelPlan.h"
 #include "codegen/ReductionLowering.h"
 #include "ir/Interpreter.h"
@@ -168,9 +170,10 @@ std::vector<DimBindings> nd(std::vector<std::pair<int64_t, int64_t>> v) {
 const std::vector<DimBindings> kRowSizes = nd({{1, 1},    {2, 7},    {3, 8},    {2, 31},   {2, 32}, {3, 33},
                                                {2, 64},   {1, 65},   {2, 300},  {1, 1023}, {1, 1024},
                                                {2, 1031}, {1, 3071}, {1, 3072}, {2, 3079}, {0, 8},  {3, 0}});
-// Reduced rows around the 8 row slices and 32-column tiles.
+// Reduced rows around the 8 row slices and 32-column tiles, and rows over
+// several chunks of 256 (tile splits: 600 rows are 3 chunks, 1100 are 5).
 const std::vector<DimBindings> kColSizes = nd({{1, 1}, {7, 3}, {8, 32}, {9, 33}, {64, 31}, {65, 40}, {200, 70}, {3, 100},
-                                               {0, 5}, {5, 0}});
+                                               {0, 5}, {5, 0}, {600, 5}, {1100, 33}});
 
 const std::vector<Case> kCases = {
     {"layer_norm",
@@ -223,11 +226,13 @@ void emulateKernel(Program& pr, Operation* kernel, const std::vector<DimBindings
   ASSERT_EQ(stitch ? describeStitchKernel(*kernel, iface) : describeInputKernel(*kernel, iface), "");
   std::vector<KernelVariant> variants;
   if (iface.guards.columns) {
-    KernelVariant t;
-    t.schedule = GpuSchedule::Tile;
-    variants.push_back(t);
-    t.index32 = true;
-    variants.push_back(t);
+    for (GpuSchedule s : {GpuSchedule::Tile, GpuSchedule::TileSplit}) {
+      KernelVariant t;
+      t.schedule = s;
+      variants.push_back(t);
+      t.index32 = true;
+      variants.push_back(t);
+    }
   } else {
     for (GpuSchedule s : {GpuSchedule::Warp, GpuSchedule::Block})
       for (int w : {1, 8}) {
@@ -267,9 +272,12 @@ void emulateKernel(Program& pr, Operation* kernel, const std::vector<DimBindings
            (phase >= 0 ? ".p" + std::to_string(phase) : "");
   };
   CodeModule cm("emu");
+  // The last launch of a phased version: a split's phases + 1, a tile split's 2.
+  auto lastPhase = [&](const KernelVariant& v) {
+    return v.schedule == GpuSchedule::Split ? phases : v.schedule == GpuSchedule::TileSplit ? 1 : -1;
+  };
   for (const KernelVariant& v : variants) {
-    bool split = v.schedule == GpuSchedule::Split;
-    for (int ph = split ? 0 : -1; ph <= (split ? phases : -1); ++ph) {
+    for (int ph = lastPhase(v) >= 0 ? 0 : -1; ph <= lastPhase(v); ++ph) {
       LoweredKernel lk = stitch ? lowerStitchKernel(*kernel, cm, fnName(v, ph), v, ph)
                                 : lowerInputKernel(*kernel, cm, fnName(v, ph), v, ph);
       ASSERT_TRUE(lk.ok()) << lk.error;
@@ -347,6 +355,17 @@ void emulateKernel(Program& pr, Operation* kernel, const std::vector<DimBindings
           auto fn = reinterpret_cast<KernelFn>(jit->lookup(fnName(v, ph), &err));
           ASSERT_TRUE(fn) << err;
           runEmulated(fn, v.schedule, in.data(), outPtrs.data(), sizes.data(), units * chunks);
+        }
+      } else if (v.schedule == GpuSchedule::TileSplit) {
+        // Launch 0: tiles of (chunk, output) units; launch 1: an output per thread.
+        int64_t chunks = *rowSplitChunks(iface.guards.splitRows).evaluate(env);
+        std::vector<int64_t> ws(static_cast<size_t>(units * chunks * iface.guards.reductions) + 1, 0x5A5A5A5A);
+        outPtrs.push_back(ws.data());
+        for (int ph = 0; ph <= 1; ++ph) {
+          auto fn = reinterpret_cast<KernelFn>(jit->lookup(fnName(v, ph), &err));
+          ASSERT_TRUE(fn) << err;
+          runEmulated(fn, ph == 0 ? GpuSchedule::Tile : GpuSchedule::Thread, in.data(), outPtrs.data(), sizes.data(),
+                      ph == 0 ? units * chunks : units);
         }
       } else {
         auto fn = reinterpret_cast<KernelFn>(jit->lookup(fnName(v, -1), &err));
