@@ -37,7 +37,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(ROOT / "test" / "onnx" / "models"))
-from bench_cpu import copy_bandwidth, log, sgemm_rate, time_fn, write_report  # noqa: E402
+from bench_cpu import copy_bandwidth, log, sgemm_rate, time_interleaved, write_report  # noqa: E402
 
 POINTS = [(1, 8), (1, 32), (1, 128), (4, 32), (4, 128), (8, 64), (16, 128)]
 VOCAB = 8000
@@ -196,7 +196,7 @@ def main(argv=None) -> int:
         rows = []
         for b, s in POINTS:
             f = feeds(name, b, s, 100 * b + s)
-            t = {}
+            calls = {}
             for sname, fn in systems.items():
                 if status[sname] != "ok":
                     continue
@@ -206,7 +206,9 @@ def main(argv=None) -> int:
                 t0 = time.perf_counter()
                 while time.perf_counter() - t0 < 0.3:
                     fn(f)
-                t[sname] = time_fn(lambda: fn(f), args.repeats)
+                calls[sname] = (lambda fn: lambda: fn(f))(fn)
+            # Sampled in turns, as bench_cpu.py does: the VM's speed changes every few tens of ms.
+            t = time_interleaved(calls, args.repeats)
             rows.append(((b, s), t))
             log(f"{name} B={b} S={s}: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in t.items()))
         L = [f"### {name} ({args.layers} layers, d 768, 12 heads, vocab {VOCAB}; `{onnx_path.name}`)", "",
