@@ -243,11 +243,19 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
     if (!k.hasKernel) continue;
     for (size_t v = 0; v < k.versions.size(); ++v) {
       const KernelVariant& kv = k.versions[v];
-      if (kv.schedule == GpuSchedule::Split) {
-        // phases + 1 launches of a block per (row, chunk); the workspace follows the outputs.
-        DimExpr chunks = splitChunks(k, kv);
+      if (kv.schedule == GpuSchedule::Split || kv.schedule == GpuSchedule::TileSplit) {
+        // One launch per phase; the workspace follows the outputs. A split:
+        // phases + 1 launches of a block per (row, chunk). A tile split: tiles
+        // of 32 (chunk, output) units, a block each, then a thread per output.
+        bool tiles = kv.schedule == GpuSchedule::TileSplit;
+        int last = tiles ? 1 : k.iface.guards.phases;
         size_t nIn = k.iface.inputs.size(), nOut = k.iface.outputs.size() + 1;
-        for (int ph = 0; ph <= k.iface.guards.phases; ++ph) {
+        for (int ph = 0; ph <= last; ++ph) {
+          // Each group of `lanes` threads takes `per` consecutive units.
+          int64_t lanes = tiles && ph == 1 ? 1 : kGpuBlockSize, per = tiles && ph == 0 ? 32 : 1;
+          DimExpr units = !tiles   ? k.iface.units * splitChunks(k, kv)
+                          : ph == 0 ? rowSplitChunks(k.iface.guards.splitRows) * k.iface.units
+                                    : k.iface.units;
           std::string entry = cIdentifier(k.functionName(v)) + "_p" + std::to_string(ph);
           LoweredKernel lk = k.kind == "stitch" ? lowerStitchKernel(*k.fusion, cm, entry + "_body", kv, ph)
                                                 : lowerInputKernel(*k.fusion, cm, entry + "_body", kv, ph);
@@ -260,7 +268,7 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
           g.version = v;
           g.phase = ph;
           g.symbols = k.iface.symbols;
-          g.threadUnits = k.iface.units * chunks * DimExpr(kGpuBlockSize);
+          g.threadUnits = (per > 1 ? DimExpr::ceilDiv(units, DimExpr(per)) : units) * DimExpr(lanes);
           llvm::Function* bodyFn = lk.fn;
           gridStrideEntry(m, g.entry, nIn + nOut, g.symbols.size(),
                           [&](llvm::IRBuilder<>& b, llvm::Function* fn, llvm::Value* u) {
@@ -268,45 +276,11 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
                             for (size_t q = 0; q < nIn; ++q) ins.push_back(fn->getArg(q));
                             for (size_t q = 0; q < nOut; ++q) outs.push_back(fn->getArg(nIn + q));
                             for (size_t s = 0; s < g.symbols.size(); ++s) sizes.push_back(fn->getArg(nIn + nOut + s));
-                            llvm::Value* begin = b.CreateUDiv(u, b.getInt64(kGpuBlockSize));
+                            llvm::Value* begin = lanes > 1 ? b.CreateUDiv(u, b.getInt64(lanes)) : u;
+                            if (per > 1) begin = b.CreateMul(begin, b.getInt64(per));
                             b.CreateCall(bodyFn, {stackArray(b, fn, b.getPtrTy(), ins), stackArray(b, fn, b.getPtrTy(), outs),
                                                   stackArray(b, fn, b.getInt64Ty(), sizes), begin,
-                                                  b.CreateAdd(begin, b.getInt64(1))});
-                          });
-          kernels.push_back(g);
-        }
-        continue;
-      }
-      if (kv.schedule == GpuSchedule::TileSplit) {
-        // Launch 0: tiles of 32 (chunk, output) units, a block each; launch 1:
-        // a thread per output. The workspace follows the outputs.
-        DimExpr chunks = rowSplitChunks(k.iface.guards.splitRows);
-        size_t nIn = k.iface.inputs.size(), nOut = k.iface.outputs.size() + 1;
-        for (int ph = 0; ph <= 1; ++ph) {
-          std::string entry = cIdentifier(k.functionName(v)) + "_p" + std::to_string(ph);
-          LoweredKernel lk = lowerInputKernel(*k.fusion, cm, entry + "_body", kv, ph);
-          if (!lk.ok()) return "kernel " + k.symbol + ": " + lk.error;
-          lk.fn->setLinkage(llvm::GlobalValue::InternalLinkage);
-          lk.fn->addFnAttr(llvm::Attribute::AlwaysInline);
-          GpuKernel g;
-          g.entry = entry;
-          g.kernel = ki;
-          g.version = v;
-          g.phase = ph;
-          g.symbols = k.iface.symbols;
-          g.threadUnits = ph == 0 ? DimExpr::ceilDiv(chunks * k.iface.units, DimExpr(32)) * DimExpr(kGpuBlockSize)
-                                  : k.iface.units;
-          llvm::Function* bodyFn = lk.fn;
-          gridStrideEntry(m, g.entry, nIn + nOut, g.symbols.size(),
-                          [&](llvm::IRBuilder<>& b, llvm::Function* fn, llvm::Value* u) {
-                            std::vector<llvm::Value*> ins, outs, sizes;
-                            for (size_t q = 0; q < nIn; ++q) ins.push_back(fn->getArg(q));
-                            for (size_t q = 0; q < nOut; ++q) outs.push_back(fn->getArg(nIn + q));
-                            for (size_t s = 0; s < g.symbols.size(); ++s) sizes.push_back(fn->getArg(nIn + nOut + s));
-                            llvm::Value* begin = ph == 0 ? b.CreateMul(b.CreateUDiv(u, b.getInt64(kGpuBlockSize)), b.getInt64(32)) : u;
-                            llvm::Value* end = b.CreateAdd(begin, b.getInt64(ph == 0 ? 32 : 1));
-                            b.CreateCall(bodyFn, {stackArray(b, fn, b.getPtrTy(), ins), stackArray(b, fn, b.getPtrTy(), outs),
-                                                  stackArray(b, fn, b.getInt64Ty(), sizes), begin, end});
+                                                  b.CreateAdd(begin, b.getInt64(per))});
                           });
           kernels.push_back(g);
         }
