@@ -19,8 +19,9 @@ Correctness first: at B=2, S=7 every system's outputs are compared with
 torch eager's (|x - ref| <= 1e-3 + 1e-3 |ref|; argmax must match exactly
 where the two best logits differ by more than 1e-3); a system that fails is
 not timed. Then each (B, S) point is timed like bench_cpu.py (median of R
-samples, each looping calls for at least 5 ms), after 0.3 s of warm-up calls
-per system and point. The report (Markdown, ratios
+samples, each looping calls for at least 5 ms, the systems sampled in turns,
+each sample after a 50 ms pause and 50 ms of its own calls), after 0.3 s of
+warm-up calls per system and point. The report (Markdown, ratios
 = peer time / dscc time) goes to stdout and to bench/results/DATE-onnx-models.md.
 """
 import argparse
