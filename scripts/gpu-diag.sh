@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Follow-up to gpu-check.sh on a lent GPU: per-kernel times (ncu) of the rows that ran slower than torch, and reduction-schedule variants.
 #
-# Needs gpu-pack/ from scripts/gpu-prepare.sh and the variants in gpu-pack/diag/ (see the
-# commands in bench/results/2026-12-04-gpu-h200.md). Uses gpu-pack/prebuilt/dscc-run (built by
-# gpu-prepare.sh), so no build step. Writes $OUT/diag.txt and the ncu CSVs when OUT is set.
+# Needs gpu-pack/ from scripts/gpu-prepare.sh, with its schedule variants in gpu-pack/diag/
+# (W_rs_WARP_BLOCK_TILE.so: W compiled with --row-schedule WARP,BLOCK,TILE). Uses
+# gpu-pack/prebuilt/dscc-run (built by gpu-prepare.sh), so no build step. Writes $OUT/diag.txt and
+# the ncu CSVs when OUT is set.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -14,27 +15,29 @@ export LD_LIBRARY_PATH="$ROOT/$P/prebuilt${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 O="${OUT:-/tmp}"
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 
-# Median ms of 50 timed calls (after a warm-up), one line per model and size.
+# Median ms of 200 timed calls (after a warm-up), one line per model and size.
 bench() {
   local so="$1"; shift
   local args=() d
   for d in "$@"; do args+=(--dim "$d"); done
   local t
-  t=$(timeout 60 "$RUN" run "$so" --random "${args[@]}" --bench 50 2>&1 | sed -n 's/.*median \([0-9.e-]*\) ms.*/\1/p')
+  t=$(timeout 60 "$RUN" run "$so" --random "${args[@]}" --bench 200 2>&1 | sed -n 's/.*median \([0-9.e-]*\) ms.*/\1/p')
   printf '%-44s %-22s %s ms\n' "$(basename "$so")" "$*" "${t:-FAILED}"
 }
 {
-  echo "## reduction schedules (median of 50 calls)"
-  for so in $P/layer_norm.so $P/diag/layer_norm_w32_2048_64.so $P/diag/layer_norm_w32_4096_64.so; do
-    for pt in "N=53034 D=256" "N=36949 D=1024" "N=23141 D=3072" "N=16384 D=2048" "N=8192 D=4096"; do
-      # shellcheck disable=SC2086
-      bench "$so" $pt
-    done
-  done
-  for so in $P/softmax.so $P/diag/softmax_w32_4096_64.so; do
-    for pt in "B=16 S=343" "B=32 S=216" "B=8 S=384" "B=4 S=1024" "B=2 S=2048"; do
-      # shellcheck disable=SC2086
-      bench "$so" $pt
+  echo "## reduction schedules (median of 200 calls): the default model, then its variants"
+  declare -A POINTS=(
+    [layer_norm]="N=53034,D=256 N=36949,D=1024 N=16384,D=2048 N=23141,D=3072 N=8192,D=4096"
+    [layer_norm_f16]="N=53034,D=256 N=36949,D=1024 N=16384,D=2048 N=23141,D=3072 N=8192,D=4096"
+    [softmax]="B=32,S=216 B=8,S=384 B=4,S=1024 B=2,S=2048"
+    [softmax_f16]="B=32,S=216 B=8,S=384 B=4,S=1024 B=2,S=2048")
+  for w in layer_norm layer_norm_f16 softmax softmax_f16; do
+    for so in "$P/$w.so" "$P"/diag/"$w"_rs_*.so; do
+      [[ -f "$so" ]] || continue
+      for pt in ${POINTS[$w]}; do
+        # shellcheck disable=SC2086
+        bench "$so" ${pt//,/ }
+      done
     done
   done
   for pt in "N=53034 D=256" "N=23141 D=3072" "N=1000000 D=32" "N=4096 D=8192"; do

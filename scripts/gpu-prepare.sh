@@ -7,6 +7,7 @@
 #   gpu-pack/W.ptx       the same kernels' PTX, for reading (`--emit=ptx`)
 #   gpu-pack/include/CLI CLI11's headers, so the runtime-only build of dscc-run needs nothing installed
 #   gpu-pack/prebuilt/   dscc-run + libdscc_runtime.so built here (runtime-only), used there only if its build fails
+#   gpu-pack/diag/       schedule variants of the row reductions, for scripts/gpu-diag.sh
 #   gpu-pack/MANIFEST    commit, date, dscc version, files
 #
 # Usage: scripts/gpu-prepare.sh [--dscc PATH]   (default: build/tools/dscc; never builds it)
@@ -69,6 +70,19 @@ for w in "${WORKLOADS[@]}" $(for h in "${HALF[@]}"; do echo "${h%:*}_${h#*:}"; d
   fi
   echo "gpu-prepare: $w.so ($(stat -c %s "$PACK/$w.so") bytes), $w.ptx ($(grep -c '^\.visible \.entry' "$PACK/$w.ptx") kernels)"
 done
+
+# Schedule variants for scripts/gpu-diag.sh: the row reductions with the earlier defaults (a block
+# from 1024 elements, warps caching their rows) and with a warp up to 8191.
+mkdir -p "$PACK/diag"
+for w in layer_norm softmax layer_norm_f16 softmax_f16; do
+  src="$ROOT/bench/workloads/$w.dsc"
+  [[ -f "$src" ]] || src="$PACK/src/$w.dsc"
+  for rs in 32,1024,64 32,8192,64; do
+    "$DSCC" compile "$src" --target=cuda:sm_90 -O3 --row-schedule "$rs" -o "$PACK/diag/${w}_rs_${rs//,/_}.so" ||
+      die "dscc compile $w --row-schedule $rs failed"
+  done
+done
+echo "gpu-prepare: diag/ $(ls "$PACK/diag" | wc -l) schedule variants"
 
 # A fallback for the GPU machine, should its own runtime-only build fail (no C++20 compiler, say):
 # the same build made here, in the build folder gpu-check.sh uses (a no-op for it here later).
