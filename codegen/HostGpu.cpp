@@ -118,7 +118,7 @@ void HostEmitter::prepareGpuLaunch(const KernelPlan& k, size_t kIndex, const std
 
 void HostEmitter::launchGpuVersion(const KernelPlan& k, size_t kIndex, size_t v,
                                    const std::vector<llvm::Value*>& ins, const std::vector<llvm::Value*>& outs) {
-  if (k.versions[v].schedule != GpuSchedule::Split && k.versions[v].schedule != GpuSchedule::TileSplit) {
+  if (!phasedSchedule(k.versions[v].schedule)) {
     launchGpu(gpuKernel(kIndex, v, ""), ins, outs);
     return;
   }

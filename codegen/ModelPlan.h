@@ -165,7 +165,7 @@ struct PlanOptions {
   /// the block was faster.
   bool gpu = false;
   int64_t warpRowMin = 32, blockRowMin = 3072, tileRowMin = 64;
-  /// Block rows shorter than this keep the row in registers (8 vector
+  /// Block rows shorter than this keep the row in registers (16 vector
   /// blocks per thread at most); longer ones take "block.long" versions.
   int64_t blockRegisterRowMax = 8192;
   /// Stitch rows of at least `splitRowMin` elements, when there are at most
