@@ -3,7 +3,8 @@
 // Works on the LLVM function rather than inside each lowering: every kernel
 // kind reads `inputs[k]` and writes `outputs[i]` through GEP chains from the
 // pointer it loads out of those arrays, so one walk over the function finds
-// every buffer access of every kind (scalar and vector, any dtype).
+// every buffer access of every kind (scalar, vector and masked vector, any
+// dtype).
 #include "codegen/BoundsCheck.h"
 
 #include <map>
@@ -15,6 +16,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Operator.h>
@@ -105,18 +107,33 @@ BoundsCheckStats addBoundsChecks(llvm::Function& fn, const KernelInterface& ifac
     llvm::Type* type;
     BufferRef buf;
     std::vector<llvm::GEPOperator*> geps;
+    bool load = true;
+    llvm::Value* mask = nullptr;  // llvm.masked.load/store: <N x i1>, the lanes accessed
   };
   std::vector<Access> accesses;
   for (llvm::BasicBlock& bb : fn)
     for (llvm::Instruction& inst : bb) {
       llvm::Value* ptr = nullptr;
       llvm::Type* ty = nullptr;
+      llvm::Value* mask = nullptr;
+      bool load = true;
+      auto* ii = llvm::dyn_cast<llvm::IntrinsicInst>(&inst);
       if (auto* ld = llvm::dyn_cast<llvm::LoadInst>(&inst)) {
         ptr = ld->getPointerOperand();
         ty = ld->getType();
       } else if (auto* st = llvm::dyn_cast<llvm::StoreInst>(&inst)) {
         ptr = st->getPointerOperand();
         ty = st->getValueOperand()->getType();
+        load = false;
+      } else if (ii && ii->getIntrinsicID() == llvm::Intrinsic::masked_load) {
+        ptr = ii->getArgOperand(0);
+        ty = ii->getType();
+        mask = ii->getArgOperand(2);
+      } else if (ii && ii->getIntrinsicID() == llvm::Intrinsic::masked_store) {
+        ptr = ii->getArgOperand(1);
+        ty = ii->getArgOperand(0)->getType();
+        mask = ii->getArgOperand(3);
+        load = false;
       } else {
         continue;
       }
@@ -131,7 +148,7 @@ BoundsCheckStats addBoundsChecks(llvm::Function& fn, const KernelInterface& ifac
         ++stats.unchecked;
         continue;
       }
-      accesses.push_back({&inst, ptr, ty, *buf, std::move(geps)});
+      accesses.push_back({&inst, ptr, ty, *buf, std::move(geps), load, mask});
     }
   if (accesses.empty()) return stats;
 
@@ -174,12 +191,29 @@ BoundsCheckStats addBoundsChecks(llvm::Function& fn, const KernelInterface& ifac
     auto [elems, bytes] = sizes[a.buf.base];
     uint64_t width = dl.getTypeStoreSize(a.type);
     llvm::Value* end = b.CreateAdd(off, b.getInt64(width));
-    llvm::Value* bad = b.CreateOr(b.CreateICmpSLT(off, b.getInt64(0)), b.CreateICmpSGT(end, bytes), "oob");
+    llvm::Value* bad = nullptr;
+    if (a.mask) {
+      // A masked access touches the lanes from its first set mask bit to
+      // its last: those bytes must be inside the buffer (none: no access).
+      auto* vt = llvm::cast<llvm::FixedVectorType>(a.type);
+      unsigned n = vt->getNumElements();
+      uint64_t lane = dl.getTypeStoreSize(vt->getElementType());
+      llvm::Value* bits = b.CreateZExt(b.CreateBitCast(a.mask, b.getIntNTy(n)), b.getInt64Ty());
+      llvm::Value* first = b.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, bits, b.getFalse());
+      llvm::Value* last = b.CreateSub(b.getInt64(63), b.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, bits, b.getFalse()));
+      llvm::Value* from = b.CreateAdd(off, b.CreateMul(first, b.getInt64(lane)));
+      llvm::Value* to = b.CreateAdd(off, b.CreateMul(b.CreateAdd(last, b.getInt64(1)), b.getInt64(lane)));
+      llvm::Value* out = b.CreateOr(b.CreateICmpSLT(from, b.getInt64(0)), b.CreateICmpSGT(to, bytes));
+      bad = b.CreateAnd(b.CreateICmpNE(bits, b.getInt64(0)), out, "oob");
+      off = from;
+    } else {
+      bad = b.CreateOr(b.CreateICmpSLT(off, b.getInt64(0)), b.CreateICmpSGT(end, bytes), "oob");
+    }
     llvm::Instruction* then = llvm::SplitBlockAndInsertIfThen(bad, a.inst, true, unlikely);
     b.SetInsertPoint(then);
     const Type& t = a.buf.output ? iface.outputs[a.buf.index] : iface.inputs[a.buf.index];
     llvm::Value* index = b.CreateSDiv(off, b.getInt64(dl.getTypeAllocSize(storageType(fn.getContext(), t.dtype))));
-    llvm::Value* what = llvm::isa<llvm::LoadInst>(a.inst) ? loadText : storeText;
+    llvm::Value* what = a.load ? loadText : storeText;
     b.CreateCall(report, {what, kernelName, names[a.buf.base], index, elems});
     ++stats.checked;
   }

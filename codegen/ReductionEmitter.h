@@ -136,6 +136,11 @@ class Emitter {
     bool blockStart = false;
     // Row cache: which unrolled block (-1: none) and lane in it this element is.
     int cacheIter = -1, lane = 0;
+    // Explicit vector rows (vw_): the index is a block's first element and
+    // values along the row are vectors of vw_ lanes; `mask` (<vw_ x i1>)
+    // keeps the lanes inside the row in the last, partial block.
+    bool vec = false;
+    llvm::Value* mask = nullptr;
   };
 
   llvm::Value* idx(int64_t c) { return llvm::ConstantInt::get(it_, c); }
@@ -220,8 +225,10 @@ class Emitter {
         // A division by a per-row value (a softmax's sum) is a multiplication
         // by its reciprocal, which LICM takes out of the loop: within 1.5 ULP
         // of the quotient, and a divide is the slowest vector instruction.
-        x = b_.CreateFMul(args[0], b_.CreateFDiv(llvm::ConstantFP::get(args[1]->getType(), 1.0), args[1]));
+        llvm::Value* rcp = b_.CreateFDiv(llvm::ConstantFP::get(args[1]->getType(), 1.0), args[1]);
+        x = b_.CreateFMul(args[0], sameShape(rcp, args[0]));
       } else {
+        if (c.vec) splatScalars(args);
         x = emitElementwiseOp(b_, *op, args);
       }
       x->setName(v->name);
@@ -261,6 +268,9 @@ class Emitter {
       off = off ? b_.CreateAdd(off, term, "", true, true) : term;
     }
     llvm::Value* ptr = off ? b_.CreateInBoundsGEP(storageType(ctx_, t.dtype), base_[k], off) : base_[k];
+    // vectorRowsOk: an element varying along the row has unit stride there.
+    if (c.vec && f == Frame::Full && !ix.empty() && ix.back() && !st.empty() && st.back())
+      return vecLoad(registerType(ctx_, t.dtype), ptr, c.mask);
     // Every stride but the last is a multiple of the row length, which the
     // vector guard makes a multiple of W; so a unit-stride block start is
     // aligned to the block when the buffer is (GPU: one 128-bit load).
@@ -285,9 +295,9 @@ class Emitter {
     // (col_reduce at D=511, no vector version, ran at 0.4-0.6x torch eager).
     bool f32Lanes = dt == DType::F32 || dt == DType::F16 || dt == DType::BF16;
     // CPU stitch rows sum terms that are never negative (softmax's exp,
-    // layer_norm's squares: ir/ValueFacts.h) in the loop vectoriser's 32 f32
-    // partial sums: no cancellation, so the error stays relative to the sum
-    // (at most (n/32 + 6) ulp), and the f64 form spent a third of the exp
+    // layer_norm's squares: ir/ValueFacts.h) in 16 or 32 f32 partial sums
+    // (lanes): no cancellation, so the error stays relative to the sum
+    // (at most (n/16 + 6) ulp), and the f64 form spent a third of the exp
     // loop converting and adding halves (softmax 1.2x, layer_norm 1.45x
     // faster in cache on Zen 4). Other sums keep f64, where cancellation
     // would leave the f32 error larger than the result.
@@ -315,7 +325,7 @@ class Emitter {
   }
 
   llvm::Value* combine(const Operation& r, llvm::Value* acc, llvm::Value* x) {
-    bool fl = acc->getType()->isFloatingPointTy();
+    bool fl = acc->getType()->isFPOrFPVectorTy();
     llvm::Value* res = nullptr;
     switch (r.kind) {
       case OpKind::ReduceMax:
@@ -672,6 +682,39 @@ class Emitter {
 
   // --- stitch: one row per unit, one loop per phase -------------------------
   void emitStitch(llvm::Value* lo, llvm::Value* hi);
+  // --- CPU stitch rows in explicit vectors (CpuRowVector.cpp) ---------------
+  // Blocks of vw_ lanes and one masked last block per loop, so a reduction
+  // folds its lanes once per row; the loop vectoriser's form (a bulk loop
+  // and a predicated tail loop) folds twice and set up two loops, ~24 ns a
+  // row on Zen 4 (bench/results/2026-12-04-epyc-experiments.md, section 6).
+  struct VecAcc {
+    const Operation* r;
+    llvm::Value* acc[2];  // allocas <vw_ x accType>, one per block of a pair
+    llvm::Value* nan[2];  // max/min: allocas <vw_ x i1>, lanes that saw a NaN; else null
+  };
+  // Whether this kernel's rows can be vectors: f32 values (i1 in between),
+  // sums, means, products, max and min, rows read at unit stride; not the
+  // streaming versions (their prefetches are in the scalar loops).
+  bool vectorRowsOk() const;
+  // body(j, mask, part) for the blocks of [0, n): with `pairs`, full ones
+  // in pairs first (part 0 and 1: the accumulator to use), then full ones
+  // (part 0), then the partial one if any (part 1, mask: its lanes inside
+  // the row; else null).
+  void vecRowLoop(llvm::Value* n, const std::string& name, bool pairs,
+                  const std::function<void(llvm::Value*, llvm::Value*, int)>& body);
+  // Whether reduction `r`'s loop is bound by its chain of adds (a sum of
+  // cheap terms: layer_norm's mean and variance), so it takes pairs.
+  bool chainBound(const Operation& r) const;
+  std::vector<VecAcc> vecAccs(const std::vector<const Operation*>& reds);
+  void vecAccumulate(const VecAcc& a, int part, Ctx& e);
+  void vecFold(const std::vector<VecAcc>& accs, Ctx& row);
+  llvm::Value* vecLoad(llvm::Type* elt, llvm::Value* ptr, llvm::Value* mask);
+  void vecStore(size_t i, llvm::Value* v, llvm::Value* at, llvm::Value* mask);
+  llvm::Value* vecLoadOut(size_t i, llvm::Value* at, llvm::Value* mask);
+  // `x` splatted to `like`'s lanes when `like` is a vector and `x` is not.
+  llvm::Value* sameShape(llvm::Value* x, llvm::Value* like);
+  // An op's operands of which some are vectors: the scalars splatted.
+  void splatScalars(std::vector<llvm::Value*>& args);
   // A CPU streaming version (outputs beyond the cache, so its inputs come
   // from memory too): the final loop of a row prefetches the next row's
   // elements of each input of the row's shape, so that memory works while
@@ -729,8 +772,9 @@ class Emitter {
   llvm::LLVMContext& ctx_;
   KernelVariant v_;
   int W_;
-  // A CPU stitch kernel: its rows' loops are left to the loop vectoriser, tails folded.
+  // A CPU stitch kernel: its rows are explicit vectors (vw_), else left to the loop vectoriser.
   bool cpuRows_ = false;
+  int vw_ = 0;  // CPU stitch rows in explicit vectors of vw_ lanes (vectorRowsOk); 0: elements
   // CPU streaming versions, in the final loop over a row: inputs of the
   // row's shape whose next row is prefetched (prefetchNextRow).
   struct Prefetch {

@@ -13,6 +13,16 @@ namespace dscc::codegen::reduction {
 void Emitter::emitStitch(llvm::Value* lo, llvm::Value* hi) {
   llvm::Value* L = spaceDim_.back();
   auto [scratchValue, scratchOut] = outputScratch();
+  // 16 lanes: one AVX-512 register of f32 (two on AVX2), the width the loop
+  // vectoriser's form took too.
+  vw_ = vectorRowsOk() ? 16 : 0;
+  // An explicit vector block's context for element block j of `row`.
+  auto vecCtx = [&](Ctx& row, llvm::Value* j, llvm::Value* mask, llvm::BasicBlock* hb) {
+    Ctx e = elemCtx(row, j, hb, 0);
+    e.vec = true;
+    e.mask = mask;
+    return e;
+  };
   // CPU: the kept indices of row r come from an odometer started at lo
   // and stepped per row, not from divisions per row (a row of 18
   // elements spent a third of its time dividing).
@@ -55,6 +65,20 @@ void Emitter::emitStitch(llvm::Value* lo, llvm::Value* hi) {
       std::vector<const Operation*> reds;
       for (const Operation* red : p_.reductions)
         if (p_.phase.at(red) == ph) reds.push_back(red);
+      if (vw_) {
+        std::vector<VecAcc> vaccs = vecAccs(reds);
+        llvm::BasicBlock* hb = hoistBlock("phase" + std::to_string(ph));
+        bool pairs = false;
+        for (const Operation* red : reds) pairs |= chainBound(*red);
+        vecRowLoop(L, "phase" + std::to_string(ph) + ".j", pairs, [&](llvm::Value* j, llvm::Value* mask, int part) {
+          Ctx e = vecCtx(row, j, mask, hb);
+          for (const VecAcc& a : vaccs) vecAccumulate(a, part, e);
+          if (scratchValue && ph == p_.phases - 1)
+            vecStore(scratchOut, eval(scratchValue, Frame::Full, e), b_.CreateAdd(rowBase, j, "", true, true), mask);
+        });
+        vecFold(vaccs, row);
+        continue;
+      }
       auto accs = laneAccs(reds);
       llvm::BasicBlock* hb = hoistBlock("phase" + std::to_string(ph));
       auto acc = [&](llvm::Value* j, int lane, int it) {
@@ -99,7 +123,15 @@ void Emitter::emitStitch(llvm::Value* lo, llvm::Value* hi) {
         if (p_.resultElem[i]) store(i, eval(p_.fusion->yields[i], Frame::Full, e), at, e.blockStart);
     };
     if (!scratchValue) prefetchNextRow(b_.CreateAdd(rowBase, L));
-    if (cacheIters_) cachedRowLoop(L, "final.j", fin);
+    if (vw_) {
+      vecRowLoop(L, "final.j", false, [&](llvm::Value* j, llvm::Value* mask, int) {
+        Ctx e = vecCtx(row, j, mask, hb);
+        llvm::Value* at = b_.CreateAdd(rowBase, j, "", true, true);
+        if (scratchValue) e.memo[{scratchValue, Frame::Full}] = vecLoadOut(scratchOut, at, mask);
+        for (size_t i = 0; i < out_.size(); ++i)
+          if (p_.resultElem[i]) vecStore(i, eval(p_.fusion->yields[i], Frame::Full, e), at, mask);
+      });
+    } else if (cacheIters_) cachedRowLoop(L, "final.j", fin);
     else rowLoop(L, "final.j", [&](llvm::Value* j, int lane) { fin(j, lane, -1); });
     prefetch_.clear();
     rowCache_.clear();  // the next row's loads fill new registers

@@ -13,6 +13,7 @@
 #include "codegen/BoundsCheck.h"
 #include "codegen/Jit.h"
 #include "codegen/KernelLowering.h"
+#include "codegen/ReductionLowering.h"
 #include "ir/Parser.h"
 #include "passes/DefaultPipeline.h"
 #include "passes/Pipeline.h"
@@ -31,7 +32,18 @@ func @main(%x: f32[N, D], %y: f32[M, D]) -> f32[N, D] where M in [1, 1000] {
 }
 )";
 
-// The program's one loop kernel, lowered as version `v` with (or without) bounds checks and JIT-compiled.
+// A softmax over the rows of %x + %y: one stitch kernel, whose CPU rows are
+// explicit vectors with a masked last block (codegen/CpuRowVector.cpp).
+const char* kStitchProgram = R"(
+func @main(%x: f32[N, D], %y: f32[M, D]) -> f32[N, D] where M in [1, 1000] {
+  %a = add %x, %y
+  %p = softmax %a {axis = -1}
+  return %p
+}
+)";
+
+// The program's one kernel (a loop kernel, or a stitch kernel with
+// `stitch`), lowered as version `v` with (or without) bounds checks and JIT-compiled.
 struct Lowered {
   SourceMgr sm;
   std::ostringstream out;
@@ -42,9 +54,9 @@ struct Lowered {
   BoundsCheckStats stats;
   std::string error;
 
-  Lowered(const KernelVariant& v, bool checks) {
+  Lowered(const KernelVariant& v, bool checks, bool stitch = false) {
     diags = std::make_unique<DiagEngine>(sm, out);
-    module = parseModule(sm, sm.addBuffer("bounds.dsc", kProgram), *diags);
+    module = parseModule(sm, sm.addBuffer("bounds.dsc", stitch ? kStitchProgram : kProgram), *diags);
     if (!module) {
       error = "parse: " + out.str();
       return;
@@ -65,7 +77,7 @@ struct Lowered {
       return;
     }
     CodeModule cm("bounds");
-    LoweredKernel lk = lowerLoopKernel(*fusion, cm, "k", v);
+    LoweredKernel lk = stitch ? lowerStitchKernel(*fusion, cm, "k", v) : lowerLoopKernel(*fusion, cm, "k", v);
     if (!lk.ok()) {
       error = lk.error;
       return;
@@ -117,6 +129,30 @@ TEST(BoundsCheckTest, OutOfBoundsReadStopsWithItsKernelBufferIndexAndSize) {
   ASSERT_TRUE(l.fn) << l.error;
   // %y has 1 row of 8; the broadcast-free version reads row 1 at element 8.
   EXPECT_DEATH(run(l.fn, 1),
+               "dscc: out-of-bounds load in kernel main.k0.a.nobcast: element 8 of input 1 \\(%y\\), which has 8 "
+               "elements");
+}
+
+// Runs the stitch kernel at N=4 rows of D=8 with %y of M rows; returns the last output element.
+float runStitch(KernelFnPtr fn, int64_t m) {
+  std::vector<float> x(4 * 8, 1.0f), y(m * 8, 2.0f), p(4 * 8, 0.0f);
+  void* in[] = {x.data(), y.data()};
+  void* out[] = {p.data()};
+  int64_t sizes[] = {8, m, 4};  // D, M, N
+  fn(in, out, sizes, 0, 4);
+  return p[31];
+}
+
+TEST(BoundsCheckTest, MaskedVectorAccessesOfStitchRowsAreChecked) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Lowered l(noBroadcast(), true, /*stitch=*/true);
+  ASSERT_TRUE(l.fn) << l.error;
+  EXPECT_EQ(l.stats.unchecked, 0);
+  // Rows of 8 are one masked block each: in bounds where the guard holds
+  // (a uniform row: each element 1/8).
+  EXPECT_FLOAT_EQ(runStitch(l.fn, 4), 0.125f);
+  // %y has 1 row; row 1's masked load reads its elements 8..15.
+  EXPECT_DEATH(runStitch(l.fn, 1),
                "dscc: out-of-bounds load in kernel main.k0.a.nobcast: element 8 of input 1 \\(%y\\), which has 8 "
                "elements");
 }
