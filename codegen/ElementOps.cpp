@@ -237,7 +237,8 @@ llvm::Value* compare(llvm::IRBuilderBase& b, OpKind k, Num n, llvm::Value* x, ll
 
 llvm::Value* cast(llvm::IRBuilderBase& b, DType from, DType to, llvm::Value* x) {
   llvm::LLVMContext& ctx = b.getContext();
-  llvm::Type* dst = registerType(ctx, to);
+  // Of x's shape: a vector of explicit CPU stitch rows casts lane by lane.
+  llvm::Type* dst = x->getType()->getWithNewType(registerType(ctx, to));
   if (from == to) return x;
   Num nf = numOf(from), nt = numOf(to);
   if (nf == Num::Float) {
