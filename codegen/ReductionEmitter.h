@@ -368,108 +368,14 @@ class Emitter {
   // loop; `width` > 0: to widen the loop to `width` lanes interleaved by 2
   // (see vecLoop).
   void loop(llvm::Value* lo, llvm::Value* hi, int64_t step, const std::string& name,
-            const std::function<void(llvm::Value*)>& body, bool foldTail = false, int width = 0) {
-    llvm::Function* fn = b_.GetInsertBlock()->getParent();
-    llvm::BasicBlock* pre = b_.GetInsertBlock();
-    auto* head = llvm::BasicBlock::Create(ctx_, name, fn);
-    auto* bodyBB = llvm::BasicBlock::Create(ctx_, name + ".body", fn);
-    auto* exit = llvm::BasicBlock::Create(ctx_, name + ".end", fn);
-    b_.CreateBr(head);
-    b_.SetInsertPoint(head);
-    llvm::PHINode* iv = b_.CreatePHI(it_, 2, name + ".i");
-    iv->addIncoming(lo, pre);
-    b_.CreateCondBr(b_.CreateICmpSLT(iv, hi), bodyBB, exit);
-    b_.SetInsertPoint(bodyBB);
-    body(iv);
-    iv->addIncoming(b_.CreateAdd(iv, idx(step), name + ".next", true, true), b_.GetInsertBlock());
-    llvm::BranchInst* back = b_.CreateBr(head);
-    if (foldTail || width > 0) {
-      llvm::Metadata* on[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.predicate.enable"),
-                              llvm::ConstantAsMetadata::get(b_.getTrue())};
-      llvm::Metadata* w[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.width"),
-                             llvm::ConstantAsMetadata::get(b_.getInt32(width))};
-      llvm::Metadata* twice[] = {llvm::MDString::get(ctx_, "llvm.loop.interleave.count"),
-                                 llvm::ConstantAsMetadata::get(b_.getInt32(2))};
-      std::vector<llvm::Metadata*> ops = {nullptr};  // the loop ID itself, set below
-      if (foldTail) ops.push_back(llvm::MDNode::get(ctx_, on));
-      else ops.insert(ops.end(), {llvm::MDNode::get(ctx_, w), llvm::MDNode::get(ctx_, twice)});
-      llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, ops);
-      id->replaceOperandWith(0, id);  // a loop ID names itself
-      back->setMetadata(llvm::LLVMContext::MD_loop, id);
-    }
-    b_.SetInsertPoint(exit);
-  }
+            const std::function<void(llvm::Value*)>& body, bool foldTail = false, int width = 0);
 
   // body(j, lane) for j in [0, n). A vector version runs blocks of exactly W
   // elements, unrolled into W lanes (the lanes keep separate partial
   // accumulators, so the block is straight-line code the SLP vectoriser
   // widens); `exact` says n is a multiple of W, else a remainder loop follows.
   void vecLoop(llvm::Value* n, bool exact, const std::string& name,
-               const std::function<void(llvm::Value*, int)>& body) {
-    if (cpuRows_) {
-      // A CPU stitch row: LLVM's loop vectoriser widens the loop to 16 lanes
-      // interleaved by 2 on AVX-512 and finishes the row in a scalar
-      // remainder of up to 31 elements (a row of 112 spent half its time
-      // there, a row of 18 all of it). So the row is two loops: the whole
-      // 32-element blocks, vectorised at 16 lanes interleaved by 2, then the
-      // rest, with its tail predicated (masked loads and stores, no scalar
-      // loop). The width is asked for: LLVM's cost model took 8 for loops
-      // that sum in f64, which computed a softmax's exp at half the width
-      // (rows of 256 ran 1.4x faster at 16); and the interleave, so that a
-      // block is one iteration (at 4 a row of 32 went to the remainder).
-      llvm::Value* bulk = b_.CreateAnd(n, idx(~int64_t(kRowBulk - 1)), name + ".bulk");
-      auto plain = [&] { loop(idx(0), bulk, 1, name, [&](llvm::Value* j) { body(j, 0); }, false, kRowBulk / 2); };
-      // A streaming version (see prefetchNextRow): before each chunk of
-      // kPrefetchChunk elements, the lines of the next row's chunk. A
-      // prefetch in the loop itself would keep it scalar.
-      auto chunked = [&] {
-        loop(idx(0), bulk, kPrefetchChunk, name + ".chunk", [&](llvm::Value* j0) {
-          for (const Prefetch& p : prefetch_) {
-            int64_t perLine = std::max<int64_t>(1, 64 / int64_t(dtypeSize(p.dtype)));
-            for (int64_t e = 0; e < kPrefetchChunk; e += perLine) {
-              llvm::Value* at = b_.CreateAdd(b_.CreateAdd(p.next, j0), idx(e));
-              llvm::Value* ptr = b_.CreateGEP(storageType(ctx_, p.dtype), p.base, at);
-              b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {ptr->getType()},
-                                 {ptr, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
-            }
-          }
-          llvm::Value* j1 = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateAdd(j0, idx(kPrefetchChunk)), bulk);
-          loop(j0, j1, 1, name, [&](llvm::Value* j) { body(j, 0); }, false, kRowBulk / 2);
-        });
-      };
-      if (prefetch_.empty()) {
-        plain();
-      } else if (!prefetchOn_) {
-        chunked();
-      } else {
-        // Prefetching decided per row: the loop in both forms (the chunks
-        // cost where nothing is prefetched: rows of 1024 ran 0.9x as fast).
-        llvm::Function* fn = b_.GetInsertBlock()->getParent();
-        auto* yes = llvm::BasicBlock::Create(ctx_, name + ".prefetching", fn);
-        auto* no = llvm::BasicBlock::Create(ctx_, name + ".plain", fn);
-        auto* join = llvm::BasicBlock::Create(ctx_, name + ".bulk.end", fn);
-        b_.CreateCondBr(prefetchOn_, yes, no);
-        b_.SetInsertPoint(yes);
-        chunked();
-        b_.CreateBr(join);
-        b_.SetInsertPoint(no);
-        plain();
-        b_.CreateBr(join);
-        b_.SetInsertPoint(join);
-      }
-      loop(bulk, n, 1, name + ".tail", [&](llvm::Value* j) { body(j, 0); }, /*foldTail=*/true);
-      return;
-    }
-    if (W_ == 1) {
-      loop(idx(0), n, 1, name, [&](llvm::Value* j) { body(j, 0); });
-      return;
-    }
-    llvm::Value* nW = exact ? n : b_.CreateSub(n, b_.CreateURem(n, idx(W_)));
-    loop(idx(0), nW, W_, name, [&](llvm::Value* j0) {
-      for (int l = 0; l < W_; ++l) body(l == 0 ? j0 : b_.CreateAdd(j0, idx(l), "", true, true), l);
-    });
-    if (!exact) loop(nW, n, 1, name + ".rest", [&](llvm::Value* j) { body(j, 0); });
-  }
+               const std::function<void(llvm::Value*, int)>& body);
 
   // A new block that the builder falls into; its terminator (the branch into
   // the loop emitted next) is where unit-level values get hoisted.
@@ -682,6 +588,14 @@ class Emitter {
 
   // --- stitch: one row per unit, one loop per phase -------------------------
   void emitStitch(llvm::Value* lo, llvm::Value* hi);
+  // CPU: the kept indices of row r come from an odometer started at lo and
+  // stepped per row, not from divisions per row (a row of 18 elements spent
+  // a third of its time dividing). Empty where rows have one kept dim, and
+  // on the GPU.
+  std::vector<llvm::AllocaInst*> startOdometer(llvm::Value* lo);
+  void advanceOdometer(const std::vector<llvm::AllocaInst*>& odometer);
+  // Row r's context: from the odometer when there is one.
+  Ctx stitchRowCtx(llvm::Value* r, const std::vector<llvm::AllocaInst*>& odometer);
   // --- CPU stitch rows in explicit vectors (CpuRowVector.cpp) ---------------
   // Blocks of vw_ lanes and one masked last block per loop, so a reduction
   // folds its lanes once per row; the loop vectoriser's form (a bulk loop
@@ -696,6 +610,8 @@ class Emitter {
   // sums, means, products, max and min, rows read at unit stride; not the
   // streaming versions (their prefetches are in the scalar loops).
   bool vectorRowsOk() const;
+  // emitStitch in explicit vectors.
+  void emitStitchVec(llvm::Value* lo, llvm::Value* hi);
   // body(j, mask, part) for the blocks of [0, n): with `pairs`, full ones
   // in pairs first (part 0 and 1: the accumulator to use), then full ones
   // (part 0), then the partial one if any (part 1, mask: its lanes inside

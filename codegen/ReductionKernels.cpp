@@ -1,4 +1,4 @@
-// The loop nests of stitch and input kernels: rows by phase (CPU and GPU groups), split rows, row reductions, column blocks and tiles.
+// The loops and loop nests of stitch and input kernels: rows by phase (CPU and GPU groups), split rows, row reductions, column blocks and tiles.
 #include "codegen/ReductionEmitter.h"
 
 #include <llvm/IR/Function.h>
@@ -9,76 +9,164 @@
 
 namespace dscc::codegen::reduction {
 
+// --- loops ----------------------------------------------------------------
+void Emitter::loop(llvm::Value* lo, llvm::Value* hi, int64_t step, const std::string& name,
+                   const std::function<void(llvm::Value*)>& body, bool foldTail, int width) {
+  llvm::Function* fn = b_.GetInsertBlock()->getParent();
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  auto* head = llvm::BasicBlock::Create(ctx_, name, fn);
+  auto* bodyBB = llvm::BasicBlock::Create(ctx_, name + ".body", fn);
+  auto* exit = llvm::BasicBlock::Create(ctx_, name + ".end", fn);
+  b_.CreateBr(head);
+  b_.SetInsertPoint(head);
+  llvm::PHINode* iv = b_.CreatePHI(it_, 2, name + ".i");
+  iv->addIncoming(lo, pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(iv, hi), bodyBB, exit);
+  b_.SetInsertPoint(bodyBB);
+  body(iv);
+  iv->addIncoming(b_.CreateAdd(iv, idx(step), name + ".next", true, true), b_.GetInsertBlock());
+  llvm::BranchInst* back = b_.CreateBr(head);
+  if (foldTail || width > 0) {
+    llvm::Metadata* on[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.predicate.enable"),
+                            llvm::ConstantAsMetadata::get(b_.getTrue())};
+    llvm::Metadata* w[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.width"),
+                           llvm::ConstantAsMetadata::get(b_.getInt32(width))};
+    llvm::Metadata* twice[] = {llvm::MDString::get(ctx_, "llvm.loop.interleave.count"),
+                               llvm::ConstantAsMetadata::get(b_.getInt32(2))};
+    std::vector<llvm::Metadata*> ops = {nullptr};  // the loop ID itself, set below
+    if (foldTail) ops.push_back(llvm::MDNode::get(ctx_, on));
+    else ops.insert(ops.end(), {llvm::MDNode::get(ctx_, w), llvm::MDNode::get(ctx_, twice)});
+    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, ops);
+    id->replaceOperandWith(0, id);  // a loop ID names itself
+    back->setMetadata(llvm::LLVMContext::MD_loop, id);
+  }
+  b_.SetInsertPoint(exit);
+}
+
+void Emitter::vecLoop(llvm::Value* n, bool exact, const std::string& name,
+                      const std::function<void(llvm::Value*, int)>& body) {
+  if (cpuRows_) {
+    // A CPU stitch row: LLVM's loop vectoriser widens the loop to 16 lanes
+    // interleaved by 2 on AVX-512 and finishes the row in a scalar
+    // remainder of up to 31 elements (a row of 112 spent half its time
+    // there, a row of 18 all of it). So the row is two loops: the whole
+    // 32-element blocks, vectorised at 16 lanes interleaved by 2, then the
+    // rest, with its tail predicated (masked loads and stores, no scalar
+    // loop). The width is asked for: LLVM's cost model took 8 for loops
+    // that sum in f64, which computed a softmax's exp at half the width
+    // (rows of 256 ran 1.4x faster at 16); and the interleave, so that a
+    // block is one iteration (at 4 a row of 32 went to the remainder).
+    llvm::Value* bulk = b_.CreateAnd(n, idx(~int64_t(kRowBulk - 1)), name + ".bulk");
+    auto plain = [&] { loop(idx(0), bulk, 1, name, [&](llvm::Value* j) { body(j, 0); }, false, kRowBulk / 2); };
+    // A streaming version (see prefetchNextRow): before each chunk of
+    // kPrefetchChunk elements, the lines of the next row's chunk. A
+    // prefetch in the loop itself would keep it scalar.
+    auto chunked = [&] {
+      loop(idx(0), bulk, kPrefetchChunk, name + ".chunk", [&](llvm::Value* j0) {
+        for (const Prefetch& p : prefetch_) {
+          int64_t perLine = std::max<int64_t>(1, 64 / int64_t(dtypeSize(p.dtype)));
+          for (int64_t e = 0; e < kPrefetchChunk; e += perLine) {
+            llvm::Value* at = b_.CreateAdd(b_.CreateAdd(p.next, j0), idx(e));
+            llvm::Value* ptr = b_.CreateGEP(storageType(ctx_, p.dtype), p.base, at);
+            b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {ptr->getType()},
+                               {ptr, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+          }
+        }
+        llvm::Value* j1 = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateAdd(j0, idx(kPrefetchChunk)), bulk);
+        loop(j0, j1, 1, name, [&](llvm::Value* j) { body(j, 0); }, false, kRowBulk / 2);
+      });
+    };
+    if (prefetch_.empty()) {
+      plain();
+    } else if (!prefetchOn_) {
+      chunked();
+    } else {
+      // Prefetching decided per row: the loop in both forms (the chunks
+      // cost where nothing is prefetched: rows of 1024 ran 0.9x as fast).
+      llvm::Function* fn = b_.GetInsertBlock()->getParent();
+      auto* yes = llvm::BasicBlock::Create(ctx_, name + ".prefetching", fn);
+      auto* no = llvm::BasicBlock::Create(ctx_, name + ".plain", fn);
+      auto* join = llvm::BasicBlock::Create(ctx_, name + ".bulk.end", fn);
+      b_.CreateCondBr(prefetchOn_, yes, no);
+      b_.SetInsertPoint(yes);
+      chunked();
+      b_.CreateBr(join);
+      b_.SetInsertPoint(no);
+      plain();
+      b_.CreateBr(join);
+      b_.SetInsertPoint(join);
+    }
+    loop(bulk, n, 1, name + ".tail", [&](llvm::Value* j) { body(j, 0); }, /*foldTail=*/true);
+    return;
+  }
+  if (W_ == 1) {
+    loop(idx(0), n, 1, name, [&](llvm::Value* j) { body(j, 0); });
+    return;
+  }
+  llvm::Value* nW = exact ? n : b_.CreateSub(n, b_.CreateURem(n, idx(W_)));
+  loop(idx(0), nW, W_, name, [&](llvm::Value* j0) {
+    for (int l = 0; l < W_; ++l) body(l == 0 ? j0 : b_.CreateAdd(j0, idx(l), "", true, true), l);
+  });
+  if (!exact) loop(nW, n, 1, name + ".rest", [&](llvm::Value* j) { body(j, 0); });
+}
+
 // --- stitch: one row per unit, one loop per phase -------------------------
+std::vector<llvm::AllocaInst*> Emitter::startOdometer(llvm::Value* lo) {
+  std::vector<llvm::AllocaInst*> odometer;
+  if (lanes_ != 1 || keptDim_.size() <= 1 || isGpuModule(*b_.GetInsertBlock()->getModule())) return odometer;
+  std::vector<llvm::Value*> start = unflatten(lo, keptDim_);
+  llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
+  for (size_t q = 0; q < start.size(); ++q) {
+    odometer.push_back(eb.CreateAlloca(it_, nullptr, "row.ix" + std::to_string(q)));
+    b_.CreateStore(start[q], odometer.back());
+  }
+  return odometer;
+}
+
+void Emitter::advanceOdometer(const std::vector<llvm::AllocaInst*>& odometer) {
+  if (odometer.empty()) return;
+  llvm::Value* carry = b_.getTrue();
+  for (size_t q = odometer.size(); q-- > 0;) {
+    llvm::Value* i = b_.CreateLoad(it_, odometer[q]);
+    llvm::Value* next = b_.CreateAdd(i, b_.CreateZExt(carry, it_), "", true, true);
+    if (q == 0) {
+      b_.CreateStore(next, odometer[q]);
+      break;
+    }
+    llvm::Value* wrap = b_.CreateICmpEQ(next, keptDim_[q]);
+    b_.CreateStore(b_.CreateSelect(wrap, idx(0), next), odometer[q]);
+    carry = wrap;
+  }
+}
+
+Emitter::Ctx Emitter::stitchRowCtx(llvm::Value* r, const std::vector<llvm::AllocaInst*>& odometer) {
+  if (odometer.empty()) return rowCtx(r);
+  Ctx row;
+  for (llvm::AllocaInst* a : odometer) row.rows.push_back(b_.CreateLoad(it_, a));
+  row.full = row.rows;
+  row.full.push_back(nullptr);
+  return row;
+}
+
 void Emitter::emitStitch(llvm::Value* lo, llvm::Value* hi) {
-  llvm::Value* L = spaceDim_.back();
-  auto [scratchValue, scratchOut] = outputScratch();
   // 16 lanes: one AVX-512 register of f32 (two on AVX2), the width the loop
   // vectoriser's form took too.
   vw_ = vectorRowsOk() ? 16 : 0;
-  // An explicit vector block's context for element block j of `row`.
-  auto vecCtx = [&](Ctx& row, llvm::Value* j, llvm::Value* mask, llvm::BasicBlock* hb) {
-    Ctx e = elemCtx(row, j, hb, 0);
-    e.vec = true;
-    e.mask = mask;
-    return e;
-  };
+  if (vw_) return emitStitchVec(lo, hi);
+  llvm::Value* L = spaceDim_.back();
+  auto [scratchValue, scratchOut] = outputScratch();
   // CPU: the kept indices of row r come from an odometer started at lo
   // and stepped per row, not from divisions per row (a row of 18
   // elements spent a third of its time dividing).
-  std::vector<llvm::AllocaInst*> odometer;
-  if (lanes_ == 1 && keptDim_.size() > 1 &&
-      !isGpuModule(*b_.GetInsertBlock()->getModule())) {
-    std::vector<llvm::Value*> start = unflatten(lo, keptDim_);
-    llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
-    for (size_t q = 0; q < start.size(); ++q) {
-      odometer.push_back(eb.CreateAlloca(it_, nullptr, "row.ix" + std::to_string(q)));
-      b_.CreateStore(start[q], odometer.back());
-    }
-  }
-  auto advance = [&] {
-    if (odometer.empty()) return;
-    llvm::Value* carry = b_.getTrue();
-    for (size_t q = odometer.size(); q-- > 0;) {
-      llvm::Value* i = b_.CreateLoad(it_, odometer[q]);
-      llvm::Value* next = b_.CreateAdd(i, b_.CreateZExt(carry, it_), "", true, true);
-      if (q == 0) {
-        b_.CreateStore(next, odometer[q]);
-        break;
-      }
-      llvm::Value* wrap = b_.CreateICmpEQ(next, keptDim_[q]);
-      b_.CreateStore(b_.CreateSelect(wrap, idx(0), next), odometer[q]);
-      carry = wrap;
-    }
-  };
+  std::vector<llvm::AllocaInst*> odometer = startOdometer(lo);
+  auto advance = [&] { advanceOdometer(odometer); };
   loop(lo, hi, 1, "row", [&](llvm::Value* r) {
-    Ctx row;
-    if (odometer.empty()) {
-      row = rowCtx(r);
-    } else {
-      for (llvm::AllocaInst* a : odometer) row.rows.push_back(b_.CreateLoad(it_, a));
-      row.full = row.rows;
-      row.full.push_back(nullptr);
-    }
+    Ctx row = stitchRowCtx(r, odometer);
     llvm::Value* rowBase = b_.CreateMul(r, L, "rowbase", true, true);
     for (int ph = 0; ph < p_.phases; ++ph) {
       std::vector<const Operation*> reds;
       for (const Operation* red : p_.reductions)
         if (p_.phase.at(red) == ph) reds.push_back(red);
-      if (vw_) {
-        std::vector<VecAcc> vaccs = vecAccs(reds);
-        llvm::BasicBlock* hb = hoistBlock("phase" + std::to_string(ph));
-        bool pairs = false;
-        for (const Operation* red : reds) pairs |= chainBound(*red);
-        vecRowLoop(L, "phase" + std::to_string(ph) + ".j", pairs, [&](llvm::Value* j, llvm::Value* mask, int part) {
-          Ctx e = vecCtx(row, j, mask, hb);
-          for (const VecAcc& a : vaccs) vecAccumulate(a, part, e);
-          if (scratchValue && ph == p_.phases - 1)
-            vecStore(scratchOut, eval(scratchValue, Frame::Full, e), b_.CreateAdd(rowBase, j, "", true, true), mask);
-        });
-        vecFold(vaccs, row);
-        continue;
-      }
       auto accs = laneAccs(reds);
       llvm::BasicBlock* hb = hoistBlock("phase" + std::to_string(ph));
       auto acc = [&](llvm::Value* j, int lane, int it) {
@@ -123,15 +211,7 @@ void Emitter::emitStitch(llvm::Value* lo, llvm::Value* hi) {
         if (p_.resultElem[i]) store(i, eval(p_.fusion->yields[i], Frame::Full, e), at, e.blockStart);
     };
     if (!scratchValue) prefetchNextRow(b_.CreateAdd(rowBase, L));
-    if (vw_) {
-      vecRowLoop(L, "final.j", false, [&](llvm::Value* j, llvm::Value* mask, int) {
-        Ctx e = vecCtx(row, j, mask, hb);
-        llvm::Value* at = b_.CreateAdd(rowBase, j, "", true, true);
-        if (scratchValue) e.memo[{scratchValue, Frame::Full}] = vecLoadOut(scratchOut, at, mask);
-        for (size_t i = 0; i < out_.size(); ++i)
-          if (p_.resultElem[i]) vecStore(i, eval(p_.fusion->yields[i], Frame::Full, e), at, mask);
-      });
-    } else if (cacheIters_) cachedRowLoop(L, "final.j", fin);
+    if (cacheIters_) cachedRowLoop(L, "final.j", fin);
     else rowLoop(L, "final.j", [&](llvm::Value* j, int lane) { fin(j, lane, -1); });
     prefetch_.clear();
     rowCache_.clear();  // the next row's loads fill new registers
