@@ -217,7 +217,10 @@ void Emitter::vecFold(const std::vector<VecAcc>& accs, Ctx& row) {
       // vectoriser's form was).
       llvm::Value* v = combine(r, v0, v1);
       fmf.setAllowReassoc();
-      s = r.kind == OpKind::ReduceProd ? b_.CreateFMulReduce(accInit(r), v) : b_.CreateFAddReduce(accInit(r), v);
+      // The start is the identity (-0.0 for a sum), which LLVM drops: 0.0
+      // would be one more dependent add before the row's next phase.
+      s = r.kind == OpKind::ReduceProd ? b_.CreateFMulReduce(llvm::ConstantFP::get(at, 1.0), v)
+                                       : b_.CreateFAddReduce(llvm::ConstantFP::getNegativeZero(at), v);
       llvm::cast<llvm::Instruction>(s)->setFastMathFlags(fmf);
     }
     row.memo[{r.result(), p_.frameOf(r.result(), Frame::Full)}] = finish(r, s);
