@@ -127,8 +127,9 @@ class Emitter {
   // value does not vary there, read index 0), the values already emitted,
   // and the per-unit context that unit-level values are hoisted to.
   struct Ctx {
+    using Key = std::pair<const Value*, Frame>;
     std::vector<llvm::Value*> full, rows;
-    std::map<std::pair<const Value*, Frame>, llvm::Value*> memo;
+    std::map<Key, llvm::Value*> memo;
     Ctx* hoist = nullptr;
     llvm::BasicBlock* hoistBlock = nullptr;  // its terminator is the hoist point
     // The last full-frame index starts a vector block (lane 0 of a block of W):
