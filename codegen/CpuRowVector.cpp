@@ -43,7 +43,7 @@ bool Emitter::vectorRowsOk() const {
 void Emitter::emitStitchVec(llvm::Value* lo, llvm::Value* hi) {
   llvm::Value* L = spaceDim_.back();
   auto [scratchValue, scratchOut] = outputScratch();
-  std::vector<llvm::AllocaInst*> odometer = startOdometer(lo);
+  std::vector<llvm::AllocaInst*> odometer;  // started once the range is known to hold a row
   auto ctx = [&](Ctx& row, llvm::Value* j, llvm::Value* mask, llvm::BasicBlock* hb) {
     Ctx e = elemCtx(row, j, hb, 0);
     e.vec = true;
@@ -118,6 +118,12 @@ void Emitter::emitStitchVec(llvm::Value* lo, llvm::Value* hi) {
   // final loop comes after the next row's phase 0 (rms_norm rows of 16 KiB
   // ran 1.15x slower ahead; softmax rows of 1.5 KiB 1.06x faster).
   int64_t rowMax = 4096 / static_cast<int64_t>(dtypeSize(p_.iface.inputs[0].dtype));
+  auto* some = llvm::BasicBlock::Create(ctx_, "rows.some", fn);
+  // The range is clamped to the rows: it may be empty here, where the
+  // odometer's divisions may be by 0 and the prologue below would run row lo.
+  b_.CreateCondBr(b_.CreateICmpSLT(lo, hi), some, done);
+  b_.SetInsertPoint(some);
+  odometer = startOdometer(lo);
   b_.CreateCondBr(b_.CreateICmpSLE(L, idx(rowMax)), ahead, inOrder);
   b_.SetInsertPoint(ahead);
   phase0(lo);
