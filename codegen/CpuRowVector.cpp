@@ -117,7 +117,7 @@ void Emitter::emitStitchVec(llvm::Value* lo, llvm::Value* hi) {
   // Only rows of at most 4 KiB: a longer row is no longer in L1 when its
   // final loop comes after the next row's phase 0 (rms_norm rows of 16 KiB
   // ran 1.15x slower ahead; softmax rows of 1.5 KiB 1.06x faster).
-  int64_t rowMax = 4096 / static_cast<int64_t>(dtypeSize(p_.iface.inputs[0].dtype));
+  const int64_t rowMax = 4096 / 4;  // f32 elements (vectorRowsOk)
   auto* some = llvm::BasicBlock::Create(ctx_, "rows.some", fn);
   // The range is clamped to the rows: it may be empty here, where the
   // odometer's divisions may be by 0 and the prologue below would run row lo.
