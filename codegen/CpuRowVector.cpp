@@ -190,11 +190,11 @@ bool Emitter::chainBound(const Operation& r) const {
   if (r.kind == OpKind::ReduceMax || r.kind == OpKind::ReduceMin) return false;
   // Whether the reduced value costs more than a few instructions a block:
   // a transcendental function's polynomial hides the chain.
-  std::vector<const Value*> todo{r.operands[0]};
+  std::vector<const Value*> pending{r.operands[0]};
   std::set<const Value*> seen;
-  while (!todo.empty()) {
-    const Value* v = todo.back();
-    todo.pop_back();
+  while (!pending.empty()) {
+    const Value* v = pending.back();
+    pending.pop_back();
     if (!seen.insert(v).second) continue;
     auto d = p_.defOf.find(v);
     if (d == p_.defOf.end() || isReduction(*d->second)) continue;
@@ -204,7 +204,7 @@ bool Emitter::chainBound(const Operation& r) const {
         return false;
       default: break;
     }
-    for (const Value* o : d->second->operands) todo.push_back(o);
+    for (const Value* o : d->second->operands) pending.push_back(o);
   }
   return true;
 }
@@ -244,13 +244,7 @@ void Emitter::vecAccumulate(const VecAcc& a, int part, Ctx& e) {
     // the lanes that saw a NaN kept apart; the fold makes the row NaN.
     auto* mt = llvm::FixedVectorType::get(b_.getInt1Ty(), vw_);
     b_.CreateStore(b_.CreateOr(b_.CreateLoad(mt, a.nan[part]), b_.CreateFCmpUNO(x, x)), a.nan[part]);
-    llvm::FastMathFlags fmf;
-    fmf.setNoNaNs();
-    fmf.setNoSignedZeros();
-    auto id = r.kind == OpKind::ReduceMax ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum;
-    llvm::Value* m = b_.CreateBinaryIntrinsic(id, acc, x);
-    llvm::cast<llvm::Instruction>(m)->setFastMathFlags(fmf);
-    b_.CreateStore(m, a.acc[part]);
+    b_.CreateStore(flaggedMinMax(r, acc, x), a.acc[part]);
     return;
   }
   b_.CreateStore(combine(r, acc, x), a.acc[part]);
@@ -264,16 +258,11 @@ void Emitter::vecFold(const std::vector<VecAcc>& accs, Ctx& row) {
     llvm::Value* v0 = b_.CreateLoad(vt, a.acc[0]);
     llvm::Value* v1 = b_.CreateLoad(vt, a.acc[1]);
     llvm::Value* s = nullptr;
-    llvm::FastMathFlags fmf;
     if (a.nan[0]) {
-      // nnan: a lane that saw a NaN may be poison; the flag then selects NaN.
-      fmf.setNoNaNs();
-      fmf.setNoSignedZeros();
-      auto id = r.kind == OpKind::ReduceMax ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum;
-      llvm::Value* v = b_.CreateBinaryIntrinsic(id, v0, v1);
-      llvm::cast<llvm::Instruction>(v)->setFastMathFlags(fmf);
+      // A lane that saw a NaN may be poison; the flag then selects NaN.
+      llvm::Value* v = flaggedMinMax(r, v0, v1);
       s = r.kind == OpKind::ReduceMax ? b_.CreateFPMaxReduce(v) : b_.CreateFPMinReduce(v);
-      llvm::cast<llvm::Instruction>(s)->setFastMathFlags(fmf);
+      llvm::cast<llvm::Instruction>(s)->setFastMathFlags(nanApart());
       auto* mt = llvm::FixedVectorType::get(b_.getInt1Ty(), vw_);
       llvm::Value* any = b_.CreateOrReduce(b_.CreateOr(b_.CreateLoad(mt, a.nan[0]), b_.CreateLoad(mt, a.nan[1])));
       s = b_.CreateSelect(any, llvm::ConstantFP::getNaN(at), s);
@@ -281,6 +270,7 @@ void Emitter::vecFold(const std::vector<VecAcc>& accs, Ctx& row) {
       // The lanes' partial sums in a tree (reassociated, as the loop
       // vectoriser's form was).
       llvm::Value* v = combine(r, v0, v1);
+      llvm::FastMathFlags fmf;
       fmf.setAllowReassoc();
       // The start is the identity (-0.0 for a sum), which LLVM drops: 0.0
       // would be one more dependent add before the row's next phase.

@@ -489,19 +489,27 @@ class Emitter {
     llvm::Value* x = widen(r, eval(r.operands[0], Frame::Full, c));
     if (auto f = nanFlag_.find(arr); f != nanFlag_.end()) {
       b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), f->second), b_.CreateFCmpUNO(x, x)), f->second);
-      auto id = r.kind == OpKind::ReduceMax ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum;
-      // nnan: a NaN lane makes the accumulator poison, but the flag then
-      // selects NaN in place of it, so no poison is ever used; and with it
-      // the vectoriser takes the loop and x86 needs one vmaxps.
-      llvm::FastMathFlags fmf;
-      fmf.setNoNaNs();
-      fmf.setNoSignedZeros();
-      llvm::Value* m = b_.CreateBinaryIntrinsic(id, b_.CreateLoad(accType(r), s), x);
-      llvm::cast<llvm::Instruction>(m)->setFastMathFlags(fmf);
-      b_.CreateStore(m, s);
+      b_.CreateStore(flaggedMinMax(r, b_.CreateLoad(accType(r), s), x), s);
       return;
     }
     b_.CreateStore(combine(r, b_.CreateLoad(accType(r), s), x), s);
+  }
+  // The max (min) of `a` and `b` (scalars or vectors) where NaNs are kept
+  // in a flag apart: maxnum (minnum) marked nnan. A NaN makes the result
+  // poison, but the flag then selects NaN in place of it, so no poison is
+  // ever used; and with it the vectoriser takes the loop and x86 needs one
+  // vmaxps. `nnan` also gives the flags of a horizontal max of such values.
+  llvm::FastMathFlags nanApart() const {
+    llvm::FastMathFlags fmf;
+    fmf.setNoNaNs();
+    fmf.setNoSignedZeros();
+    return fmf;
+  }
+  llvm::Value* flaggedMinMax(const Operation& r, llvm::Value* a, llvm::Value* b) {
+    auto id = r.kind == OpKind::ReduceMax ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum;
+    llvm::Value* m = b_.CreateBinaryIntrinsic(id, a, b);
+    llvm::cast<llvm::Instruction>(m)->setFastMathFlags(nanApart());
+    return m;
   }
   // The accumulator of `r` over this thread's W lanes and, with a GPU group,
   // over the threads sharing the unit (every thread gets the same bits).
