@@ -1,4 +1,4 @@
-// Inline polynomial exp, tanh, sigmoid and erf for f32: Cephes' expf and tanhf, and the rational erf of Eigen and XLA.
+// Inline polynomial exp, tanh, sigmoid and erf for f32: Cephes' range reduction with our own fits, and the rational erf of Eigen and XLA.
 #include "codegen/VectorMath.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -47,8 +47,12 @@ ExpParts expReduce(llvm::IRBuilderBase& b, llvm::Value* x, int bias) {
   // ln2 in two parts so n*C1 is exact.
   llvm::Value* r = madd(b, n, c(t, -0.693359375), x);
   r = madd(b, n, c(t, 2.12194440e-4), r);
-  llvm::Value* p = horner(b, r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
-                                 1.6666665459E-1, 5.0000001201E-1});
+  // e^r = 1 + r + r^2 P(r), P of degree 4 fitted for the least maximum
+  // relative error on [-ln2/2, ln2/2] by scripts/fit-vector-math.py: 3.9e-9
+  // with the coefficients rounded to f32, 0.03 ULP, so the result's error is
+  // its roundings'. Cephes' degree 5 is one FMA more for nothing f32 shows.
+  llvm::Value* p = horner(b, r, {1.3753256670940655e-3, 8.3687969828302733e-3, 4.1669492654446798e-2,
+                                 1.6666519750009728e-1, 4.9999988809356799e-1});
   llvm::Value* er = b.CreateFAdd(madd(b, p, b.CreateFMul(r, r), r), c(t, 1.0));
   return {b.CreateShl(b.CreateBitCast(tn, it), llvm::ConstantInt::get(it, 23)), er};
 }
@@ -105,19 +109,23 @@ llvm::Value* emitFastExpNonPositiveF32(llvm::IRBuilderBase& b, llvm::Value* x) {
 
 llvm::Value* emitFastTanhF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Type* t = x->getType();
-  // Eigen's and XLA's rational approximation: x P(x^2) / Q(x^2) on x
-  // clamped to +-7.99881172 (where it reaches 1 with FMA). Where the
-  // previous form took an exp, a division and a second polynomial for small
-  // |x|, this is 10 FMAs and a division; NaN passes through the clamps.
-  llvm::Value* xc = atLeast(b, atMost(b, x, 7.99881172180175781), -7.99881172180175781);
+  // x P(x^2) / Q(x^2), a rational of degrees 9 and 8 fitted for the least
+  // maximum relative error on [0, 9] by scripts/fit-vector-math.py: 4e-8,
+  // under half an ULP; the roundings of evaluating it are most of the error.
+  // Eigen's and XLA's degrees 13 and 6 take one FMA more. P(0) = Q(0) = 1.
+  // From 9.01 on, tanh rounds to 1; x is clamped to +-10, where the fit
+  // (past its range, from 9.2 on) exceeds 1 and the clamp below makes it 1
+  // exactly. NaN passes through every clamp.
+  llvm::Value* xc = atLeast(b, atMost(b, x, 10.0), -10.0);
   llvm::Value* x2 = b.CreateFMul(xc, xc);
-  llvm::Value* p = horner(b, x2, {-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
-                                  5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
-                                  4.89352455891786e-03});
-  llvm::Value* q = horner(b, x2, {1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
-                                  4.89352518554385e-03});
+  llvm::Value* p = horner(b, x2, {1.334317846e-08, 2.061439049e-05, 3.496553253e-03, 1.338205801e-01, 1.0});
+  llvm::Value* q = horner(b, x2, {7.775767276e-07, 3.286753576e-04, 2.588133660e-02, 4.671538087e-01, 1.0});
   llvm::Value* r = b.CreateFMul(xc, b.CreateFDiv(p, q));
-  // Below 0.0004, tanh(x) rounds to x; P(0)/Q(0) is a few ULP under 1.
+  // Near 1 the roundings of P, Q and P/Q (up to ~5 ULP together) could
+  // carry the fit past 1: a min and a max (not FMA-pipe work) keep it in range.
+  r = atLeast(b, atMost(b, r, 1.0), -1.0);
+  // Below 0.0004, tanh(x) rounds to x: x itself, with no arithmetic on a
+  // denormal x.
   return b.CreateSelect(b.CreateFCmpOLT(fabs(b, x), c(t, 0.0004)), x, r);
 }
 

@@ -24,7 +24,7 @@ llvm::Value* emitFastExpF32(llvm::IRBuilderBase& b, llvm::Value* x);
 /// instructions (no overflow or NaN select). Meaningless for x > 0.
 llvm::Value* emitFastExpNonPositiveF32(llvm::IRBuilderBase& b, llvm::Value* x);
 
-/// tanh(x) for a float or vector-of-float `x`: odd, ±1 beyond ±8, NaN for NaN.
+/// tanh(x) for a float or vector-of-float `x`: odd, ±1 from ±9.2 on, NaN for NaN.
 llvm::Value* emitFastTanhF32(llvm::IRBuilderBase& b, llvm::Value* x);
 
 /// 1/(1+e^-x) for a float or vector-of-float `x`: 0 below ln(FLT_MIN), 1

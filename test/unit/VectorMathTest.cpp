@@ -179,6 +179,13 @@ TEST(VectorMath, WholeFloatRangeWithinStatedUlps) {
     } else if (xs[i] == 0.0f) {
       EXPECT_EQ(res[4][i], 1.0f);  // softmax's maximum itself: exactly 1
     }
+    // Bounded functions stay in their range (a fit may overshoot 1 where
+    // the function rounds to it).
+    if (!std::isnan(xs[i])) {
+      EXPECT_LE(std::fabs(res[1][i]), 1.0f) << "tanh(" << xs[i] << ")";
+      EXPECT_LE(std::fabs(res[2][i]), 1.0f) << "erf(" << xs[i] << ")";
+      EXPECT_TRUE(res[3][i] >= 0.0f && res[3][i] <= 1.0f) << "sigmoid(" << xs[i] << ")";
+    }
     // The two exps agree wherever both see the same argument (x <= 0).
     if (xs[i] <= 0.0f) {
       EXPECT_EQ(res[0][i], res[4][i]) << "x=" << xs[i];
