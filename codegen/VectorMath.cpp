@@ -124,8 +124,8 @@ llvm::Value* emitFastTanhF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   // Near 1 the roundings of P, Q and P/Q (up to ~5 ULP together) could
   // carry the fit past 1: a min and a max (not FMA-pipe work) keep it in range.
   r = atLeast(b, atMost(b, r, 1.0), -1.0);
-  // Below 0.0004, tanh(x) rounds to x: x itself, with no arithmetic on a
-  // denormal x.
+  // Below 0.0004, tanh(x) rounds to x: x itself, where P/Q may be an ULP
+  // off 1 near the top of that range.
   return b.CreateSelect(b.CreateFCmpOLT(fabs(b, x), c(t, 0.0004)), x, r);
 }
 
