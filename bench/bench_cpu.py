@@ -427,7 +427,7 @@ def run_workload(wl: Workload, args, model_so: Optional[Path], tmp: Path) -> dic
         return res
     for s, sysobj in list(systems.items()):
         try:
-            out = np.empty(ref.shape, np.float32)
+            out = dscc_abi.aligned_empty(ref.shape)
             fn = make_call(s, sysobj, check_in, out)
             t0 = time.perf_counter()
             r = fn()
@@ -456,7 +456,7 @@ def run_workload(wl: Workload, args, model_so: Optional[Path], tmp: Path) -> dic
         for s in SYSTEMS:
             if s not in systems:
                 continue
-            out = np.empty(out_shape(wl, point), np.float32)
+            out = dscc_abi.aligned_empty(out_shape(wl, point))
             try:
                 fn = make_call(s, systems[s], inputs, out)
                 if s == "compile":
@@ -685,7 +685,9 @@ def header(args, copy_gbs: float, copy_how: str) -> List[str]:
          f"system's own untimed calls)",
          "- dscc: `dscc compile " + args.opt + "`, called through the `dscc` Python module (`Model.bind(..., out=)`) on a context of "
          f"{args.threads} thread(s) and caller-allocated outputs; BLAS: oneDNN's sgemm per tile when the runtime was "
-         "built with libdnnl-dev, else OpenBLAS (docs/abi.md)"]
+         "built with libdnnl-dev, else OpenBLAS (docs/abi.md)",
+         "- arrays: every system's inputs and the outputs dscc and ONNX Runtime write in place are 64-byte aligned "
+         "(`dscc_abi.aligned_empty`), as PyTorch's and ONNX Runtime's own allocations are"]
     try:
         import torch
 
