@@ -1,5 +1,5 @@
 """The `dscc` Python module: named inputs, dtype/rank/size errors as exceptions with the runtime's message,
-outputs equal to `dscc run`'s, 8 threads calling one model, DLPack inputs, RSS stable over repeated calls,
+outputs equal to `dscc run`'s, 8 threads calling one model, DLPack inputs, dscc.empty's aligned arrays, RSS stable over repeated calls,
 `python3 -m dscc`.  Usage: module_test.py DSCC PYTHON_MODULE_DIR"""
 import glob
 import os
@@ -191,6 +191,20 @@ for t in threads:
 for t in threads:
     t.join()
 check(not errors, f"8 threads calling one model and context: {errors[:3]}")
+
+# dscc.empty: 64-byte aligned C-contiguous arrays (out= that the streaming versions take), at any shape.
+for shape, dt in [((3, 5), np.float32), ((64, 4096), np.float32), ((0, 7), np.float32), ((), np.float64),
+                  (17, np.int8), ((2, 3, 4), np.float16)]:
+    a = dscc.empty(shape, dt)
+    want = (shape,) if isinstance(shape, int) else shape
+    check((a.size == 0 or a.ctypes.data % 64 == 0) and a.shape == want and a.dtype == dt and a.flags["C_CONTIGUOUS"]
+          and a.flags["WRITEABLE"], f"dscc.empty({shape}, {np.dtype(dt).name}): aligned, shape and dtype kept")
+ok, msg = raises(ValueError, lambda: dscc.empty((2, -1)), "negative")
+check(ok, f"dscc.empty of a negative dimension -> ValueError: {msg}")
+es, ep = dscc.empty((3, 5)), dscc.empty((3, 5))
+got = m(x=x, y=y, out=[es, ep])
+check(got["s"] is es and np.array_equal(es, x + y) and np.array_equal(ep, x * y),
+      "out= of dscc.empty arrays: the same results")
 
 # No leaks: RSS stable over repeated calls (1 MiB outputs; inputs and outputs dropped each time).
 big_x = np.ones((64, 4096), np.float32)
