@@ -112,8 +112,8 @@ def time_interleaved(fns: Dict[str, Callable[[], object]], repeats: int, min_sam
     return {s: sorted(v)[len(v) // 2] for s, v in samples.items()}
 
 
-#: The machine's limits measured at the start of the run: copy GB/s, sgemm GFLOP/s, last-level cache bytes.
-LIMITS: dict = {"sgemm": 1.0, "sgemm_how": "?", "llc": 32 << 20}
+#: The machine's limits measured at the start of the run: copy GB/s, read-only GB/s, sgemm GFLOP/s, last-level cache bytes.
+LIMITS: dict = {"sgemm": 1.0, "sgemm_how": "?", "llc": 32 << 20, "read": 0.0}
 
 
 def limits_binary(cache: Path) -> Path:
@@ -134,6 +134,14 @@ def copy_bandwidth(threads: int, cache: Path, mb: int = 256) -> tuple:
     out = subprocess.run([str(limits_binary(cache)), "copy", str(threads), str(mb)], check=True,
                          capture_output=True, text=True).stdout
     return float(out), f"STREAM-style C copy (bench/limits.c, OpenMP), {threads} thread(s), {mb} MB"
+
+
+def read_bandwidth(threads: int, cache: Path, mb: int = 256) -> float:
+    """A sum in C (bench/limits.c): GB/s of bytes read for a `mb` MB array, best of 10 — the limit of a kernel
+    that only reads (col_reduce), which the copy's rate does not bound."""
+    out = subprocess.run([str(limits_binary(cache)), "read", str(threads), str(mb)], check=True,
+                         capture_output=True, text=True).stdout
+    return float(out)
 
 
 def sgemm_rate(threads: int, cache: Path, m: int = 2048, n: int = 768, k: int = 768) -> tuple:
@@ -679,6 +687,8 @@ def header(args, copy_gbs: float, copy_how: str) -> List[str]:
             if max(args.load_start, os.getloadavg()[0]) > (os.cpu_count() or 1) else ""),
          f"- copy bandwidth (read + write bytes): {copy_gbs:.1f} GB/s ({copy_how}); last-level cache "
          f"{LIMITS['llc'] / 2**20:.0f} MiB",
+         f"- read-only bandwidth (a sum in bench/limits.c, {args.threads} thread(s), 256 MB): {LIMITS['read']:.1f} GB/s "
+         "(the limit of a kernel that only reads, as col_reduce)",
          f"- sgemm rate: {LIMITS['sgemm']:.1f} GFLOP/s ({LIMITS['sgemm_how']})",
          f"- points per workload: up to {args.points}; repeats: {args.repeats} (median; each sample loops "
          f"calls for at least 5 ms; the systems are sampled in turns, each sample after 50 ms of that "
@@ -745,6 +755,8 @@ def main(argv=None) -> int:
     args.load_start = os.getloadavg()[0]
     copy_gbs, copy_how = copy_bandwidth(args.threads, args.cache)
     log(f"copy bandwidth {copy_gbs:.1f} GB/s ({copy_how})")
+    LIMITS["read"] = read_bandwidth(args.threads, args.cache)
+    log(f"read-only bandwidth {LIMITS['read']:.1f} GB/s")
     LIMITS["sgemm"], LIMITS["sgemm_how"] = sgemm_rate(args.threads, args.cache)
     LIMITS["llc"] = last_level_cache_bytes()
     log(f"sgemm {LIMITS['sgemm']:.1f} GFLOP/s ({LIMITS['sgemm_how']}); LLC {LIMITS['llc'] >> 20} MiB")

@@ -1,6 +1,8 @@
-/* The machine's limits for bench_cpu.py's "% of limit" columns: a STREAM-style copy and the best sgemm.
+/* The machine's limits for bench_cpu.py's "% of limit" columns: a STREAM-style copy, a read-only sum and the best sgemm.
  *
  *   limits copy  THREADS MB        GB/s of (read + write) bytes, best of 10, over a MB-sized float array
+ *   limits read  THREADS MB        GB/s of bytes read by a sum over a MB-sized float array, best of 10
+ *                                  (the limit of a kernel that only reads, as a column reduction)
  *   limits sgemm THREADS M N K     GFLOP/s of the faster of OpenBLAS's cblas_sgemm and (built with
  *                                  -DHAVE_DNNL) oneDNN's dnnl_sgemm, row-major C = A B, best of 5,
  *                                  and its name: "RATE openblas" or "RATE onednn"
@@ -52,6 +54,30 @@ static int copy(int threads, long mb) {
   return 0;
 }
 
+static int readonly(int threads, long mb) {
+  long n = mb * (1L << 20) / (long)sizeof(float);
+  float* a = aligned_alloc(64, n * sizeof(float));
+  if (!a) return fprintf(stderr, "limits: cannot allocate %ld MB\n", mb), 1;
+  omp_set_num_threads(threads);
+#pragma omp parallel for schedule(static)
+  for (long i = 0; i < n; ++i) a[i] = (float)(i & 7);
+  double best = 1e30, sum = 0;
+  for (int r = 0; r < 11; ++r) {
+    double t0 = now();
+    float s = 0;
+    /* simd: vector partial sums (a float sum is otherwise one chain of adds). */
+#pragma omp parallel for simd schedule(static) reduction(+ : s)
+    for (long i = 0; i < n; ++i) s += a[i];
+    double t = now() - t0;
+    sum += s;
+    if (r > 0 && t < best) best = t;
+  }
+  if (sum <= 0) return fprintf(stderr, "limits: read is wrong\n"), 1;
+  printf("%.3f\n", (double)n * sizeof(float) / best / 1e9);
+  free(a);
+  return 0;
+}
+
 static int sgemm(int threads, int m, int n, int k) {
   float* a = aligned_alloc(64, sizeof(float) * (size_t)m * k + 64);
   float* b = aligned_alloc(64, sizeof(float) * (size_t)k * n + 64);
@@ -90,6 +116,7 @@ static int sgemm(int threads, int m, int n, int k) {
 
 int main(int argc, char** argv) {
   if (argc == 4 && !strcmp(argv[1], "copy")) return copy(atoi(argv[2]), atol(argv[3]));
+  if (argc == 4 && !strcmp(argv[1], "read")) return readonly(atoi(argv[2]), atol(argv[3]));
   if (argc == 6 && !strcmp(argv[1], "sgemm")) return sgemm(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
   fprintf(stderr, "usage: limits copy THREADS MB | limits sgemm THREADS M N K\n");
   return 2;

@@ -144,21 +144,24 @@ llvm::Value* HostEmitter::guardHolds(const GuardPlan& g) {
       if (g.unitsMax != INT64_MAX) ok = b_.CreateAnd(ok, b_.CreateICmpSLE(dim(g.units), b_.getInt64(g.unitsMax)));
       return ok;
     }
-    case GuardKind::Stream:  // the outputs' alignment is added by streamAligned
-      return b_.CreateAnd(b_.CreateICmpSGE(dim(g.bytes), g.minBytes == kStreamAtRunTime
-                                                             ? static_cast<llvm::Value*>(b_.CreateCall(streamMinBytes_))
-                                                             : b_.getInt64(g.minBytes)),
-                          b_.CreateICmpEQ(b_.CreateURem(dim(g.extent), b_.getInt64(g.width)), b_.getInt64(0)));
+    case GuardKind::Stream: {  // the outputs' alignment is added by streamAligned
+      llvm::Value* big = b_.CreateICmpSGE(dim(g.bytes), g.minBytes == kStreamAtRunTime
+                                                          ? static_cast<llvm::Value*>(b_.CreateCall(streamMinBytes_))
+                                                          : b_.getInt64(g.minBytes));
+      if (g.peeled) return big;
+      return b_.CreateAnd(big, b_.CreateICmpEQ(b_.CreateURem(dim(g.extent), b_.getInt64(g.width)), b_.getInt64(0)));
+    }
   }
   return b_.getFalse();
 }
 
 // A streaming version's stores are whole aligned lines: its guard also
-// needs every output 64-byte aligned (a caller's buffer need not be).
+// needs every output 64-byte aligned (a caller's buffer need not be), unless
+// the version peels its rows to lines itself (GuardPlan::peeled).
 void HostEmitter::streamAligned(const KernelPlan& k, const std::vector<llvm::Value*>& outs,
                                 std::vector<llvm::Value*>& holds) {
   for (size_t gi = 0; gi < k.guards.size(); ++gi) {
-    if (k.guards[gi].kind != GuardKind::Stream) continue;
+    if (k.guards[gi].kind != GuardKind::Stream || k.guards[gi].peeled) continue;
     for (llvm::Value* p : outs) holds[gi] = b_.CreateAnd(holds[gi], alignedTo(p, 64));
   }
 }

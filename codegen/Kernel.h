@@ -94,6 +94,12 @@ struct KernelVariant {
   /// whose outputs exceed the last-level cache, with every output 64-byte
   /// aligned and rows a whole number of 64-byte lines (GuardKind::Stream).
   bool stream = false;
+  /// With `stream`, a CPU stitch kernel whose rows are explicit vectors
+  /// (rowVectorValues): any row length and any output alignment; each row's
+  /// stores are peeled to the 64-byte lines it covers whole, which are
+  /// streamed, and the partial lines at its ends are stored as usual
+  /// (GuardPlan::peeled).
+  bool streamPeeled = false;
 
   /// A short name for symbols and `dscc explain`: "generic", or the
   /// assumptions joined by '.', e.g. "v8.i32.nobcast", "warp.v4.i32", "v16.i32.nt".

@@ -27,6 +27,23 @@ int vectorMathCost(const Operation& fusion) {
   return cost;
 }
 
+bool rowVectorValues(const Operation& fusion) {
+  for (const Value* v : fusion.operands)
+    if (v->type.dtype != DType::F32) return false;
+  for (const auto& v : fusion.results)
+    if (v->type.dtype != DType::F32) return false;
+  for (const auto& op : fusion.body) {
+    for (const auto& v : op->results)
+      if (v->type.dtype != DType::F32 && v->type.dtype != DType::I1) return false;
+    if (op->info().category != OpCategory::Reduce) continue;
+    OpKind k = op->kind;
+    if (k != OpKind::ReduceSum && k != OpKind::ReduceMean && k != OpKind::ReduceProd && k != OpKind::ReduceMax &&
+        k != OpKind::ReduceMin)
+      return false;
+  }
+  return true;
+}
+
 int64_t kernelChunkElements(const Operation& fusion) {
   return vectorMathCost(fusion) > 0 ? kChunkElements / 4 : kChunkElements;
 }

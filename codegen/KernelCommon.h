@@ -113,6 +113,14 @@ int vectorMathCost(const Operation& fusion);
 /// rows (15.5K elements, one task of 16K) ran on one thread.
 int64_t kernelChunkElements(const Operation& fusion);
 
+/// Whether a CPU stitch kernel of `fusion` can take its rows as explicit
+/// vectors (codegen/CpuRowVector.cpp) as far as its values go: f32 inputs,
+/// results and body values (i1 in between), and reductions that are sums,
+/// means, products, max or min. The emitter also needs rows read at unit
+/// stride; the planner gives such kernels streaming versions with rows
+/// peeled to lines (GuardPlan::peeled).
+bool rowVectorValues(const Operation& fusion);
+
 /// The element stride, in `idxTy`, of dim `d` of a row-major operand of type
 /// `t` read with access `a` (not Bcast): its natural stride, and for Dynamic
 /// 0 where the dim is 1 at run time (a broadcast the plan could not prove).

@@ -97,7 +97,7 @@ std::optional<bool> GuardPlan::holdsAt(const DimBindings& env, std::string* err)
     case GuardKind::Stream: {
       auto v = eval(extent), n = eval(bytes);
       if (!v || !n) return std::nullopt;
-      return *n >= (minBytes == kStreamAtRunTime ? hereBytes : minBytes) && *v % width == 0;
+      return *n >= (minBytes == kStreamAtRunTime ? hereBytes : minBytes) && (peeled || *v % width == 0);
     }
   }
   return std::nullopt;
@@ -140,9 +140,10 @@ Tri allOf(const std::vector<Tri>& ts) {
 
 // The guards of `iface` that can ever hold, each proved or left to run time.
 // `loop`: the kernel's kind takesLoopVectorWidth; `stream`: it may take a
-// streaming version (CPU loop and stitch kernels).
+// streaming version (CPU loop and stitch kernels); `peeled`: one that peels
+// its rows itself (CPU stitch kernels of rowVectorValues).
 std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& solver, const PlanOptions& opts,
-                                    bool loop, bool stream) {
+                                    bool loop, bool stream, bool peeled) {
   std::vector<GuardPlan> out;
   const KernelGuardInputs& in = iface.guards;
   auto add = [&](GuardPlan g, Tri t) {
@@ -183,9 +184,11 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
   // stores the late pass can prove aligned), never on the GPU.
   bool vectorGuard = std::any_of(out.begin(), out.end(), [](const GuardPlan& g) { return g.kind == GuardKind::Vector; });
   int line = streamLineElements(iface);
-  if (stream && opts.streamMinBytes != 0 && !opts.gpu && vectorGuard && line > 0) {
+  peeled = peeled && stream && !opts.gpu && line > 0;
+  if (stream && opts.streamMinBytes != 0 && !opts.gpu && (vectorGuard || peeled) && line > 0) {
     GuardPlan g;
     g.kind = GuardKind::Stream;
+    g.peeled = peeled;
     g.extent = in.vectorExtent;
     g.minBytes = opts.streamMinBytes;
     g.hereBytes = opts.streamHereBytes;
@@ -194,12 +197,15 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
     g.width = line;
     bool atRunTime = g.minBytes == kStreamAtRunTime;
     g.text = "streaming stores: " + bytes.str() + " >= " +
-             (atRunTime ? "the last-level cache" : std::to_string(g.minBytes)) + " && " + g.extent.str() + " % " +
-             std::to_string(g.width) + " == 0 && outputs aligned to 64 bytes";
+             (atRunTime ? "the last-level cache" : std::to_string(g.minBytes));
+    g.text += peeled ? " (rows peeled to 64-byte lines)"
+                     : " && " + g.extent.str() + " % " + std::to_string(g.width) + " == 0 && outputs aligned to 64 bytes";
     Tri t = solver.lessEqual(DimExpr(atRunTime ? kStreamPlanFloorBytes : g.minBytes), bytes).tri;
-    if (t != Tri::Disproved) t = solver.divisible(g.extent, DimExpr(g.width)).tri;
-    // Pointer alignment is a fact of the call, never of the program.
-    if (t == Tri::Proved) t = Tri::Unknown;
+    if (!peeled) {
+      if (t != Tri::Disproved) t = solver.divisible(g.extent, DimExpr(g.width)).tri;
+      // Pointer alignment is a fact of the call, never of the program.
+      if (t == Tri::Proved) t = Tri::Unknown;
+    }
     add(g, t);
   }
   if (opts.index32 && !in.indexCounts.empty()) {
@@ -317,7 +323,10 @@ std::vector<KernelVariant> versionsOf(const std::vector<GuardPlan>& guards) {
     }
     if (g.kind == GuardKind::Index32) v.index32 = true;
     if (g.kind == GuardKind::BroadcastFree) v.broadcastFree = true;
-    if (g.kind == GuardKind::Stream) v.stream = true;
+    if (g.kind == GuardKind::Stream) {
+      v.stream = true;
+      v.streamPeeled = g.peeled;
+    }
     if (g.kind == GuardKind::Schedule) v.schedule = g.schedule;
     if (g.kind == GuardKind::Schedule && g.schedule == GpuSchedule::Split) v.splitChunk = g.chunk;
     if (g.kind == GuardKind::Schedule && (g.schedule == GpuSchedule::Warp || g.schedule == GpuSchedule::Block))
@@ -344,14 +353,31 @@ std::vector<KernelVariant> versionsOf(const std::vector<GuardPlan>& guards) {
       if ((m & (1u << i)) && tiled(runtime[i]->schedule) && runtime[i]->kind == GuardKind::Schedule) tile = true;
     if (schedules > 1 || (tile && (vector || base.vectorWidth > 1))) continue;
     // One streaming version, the most specialised: large calls meet every
-    // other guard in practice, and each version is compiled code.
-    bool partialStream = false;
+    // other guard in practice, and each version is compiled code. A peeled
+    // one assumes every other guard but the vector blocks' (its rows are
+    // explicit vectors with a masked last block either way), so rows of any
+    // length take it.
+    unsigned streamMask = (1u << runtime.size()) - 1;
+    bool peeled = false;
     for (size_t i = 0; i < runtime.size(); ++i)
-      partialStream |= runtime[i]->kind == GuardKind::Stream && (m & (1u << i)) && m != (1u << runtime.size()) - 1;
-    if (partialStream) continue;
+      if (runtime[i]->kind == GuardKind::Stream && runtime[i]->peeled) peeled = true;
+    for (size_t i = 0; peeled && i < runtime.size(); ++i)
+      if (runtime[i]->kind == GuardKind::Vector) streamMask &= ~(1u << i);
+    bool badStream = false;
+    for (size_t i = 0; i < runtime.size(); ++i)
+      badStream |= runtime[i]->kind == GuardKind::Stream && (m & (1u << i)) && m != streamMask;
+    if (badStream) continue;
     masks.push_back(m);
   }
-  std::stable_sort(masks.begin(), masks.end(), [](unsigned a, unsigned b) {
+  // Most assumptions first, the streaming version before all (the host
+  // calls the first version whose guards hold).
+  auto streams = [&](unsigned m) {
+    for (size_t i = 0; i < runtime.size(); ++i)
+      if ((m & (1u << i)) && runtime[i]->kind == GuardKind::Stream) return true;
+    return false;
+  };
+  std::stable_sort(masks.begin(), masks.end(), [&](unsigned a, unsigned b) {
+    if (streams(a) != streams(b)) return streams(a);
     int pa = __builtin_popcount(a), pb = __builtin_popcount(b);
     return pa != pb ? pa > pb : a > b;
   });
@@ -432,7 +458,8 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
     }
     if (k.hasKernel)
       k.guards = decideGuards(k.iface, solver, opts, takesLoopVectorWidth(k.kind),
-                              (k.kind == "loop" || k.kind == "stitch") && streamingPays(*op));
+                              (k.kind == "loop" || k.kind == "stitch") && streamingPays(*op),
+                              k.kind == "stitch" && rowVectorValues(*op) && vectorMathCost(*op) == 0);
     k.versions = k.hasKernel ? versionsOf(k.guards) : std::vector<KernelVariant>{};
     if (k.hasKernel) k.chunk = kernelChunkElements(k.gemm ? *k.gemm->epilogue : *op);
     out.kernels.push_back(std::move(k));

@@ -47,6 +47,14 @@ constexpr int64_t kRowBulk = 32;
 // prefetches of the next row (16 lines of f32).
 constexpr int64_t kPrefetchChunk = 256;
 
+// CPU stitch rows in explicit vectors: the longest row (f32 elements, 4 KiB)
+// whose first phase runs ahead, in the previous row's iteration.
+constexpr int64_t kRowsAheadMax = 4096 / 4;
+
+// CPU peeled streaming versions: the longest row whose scratch value (a
+// softmax's exp) is kept on the stack, in f32 elements (16 KiB; two rows).
+constexpr int64_t kStreamScratchRow = 4096;
+
 // Emits a planned kernel at the builder's insertion point.
 class Emitter {
  public:
@@ -184,7 +192,7 @@ class Emitter {
     // would be read back from memory, and recomputing it instead made
     // softmax beyond the cache 1.2x slower than keeping it in the cache
     // (bench/results/2026-12-04-stream-nt.md). It still prefetches.
-    if (v_.stream && !outputScratch().first)
+    if (v_.stream && !v_.streamPeeled && !outputScratch().first)
       assumeStreamGuard(b_, out_, dims.emit(p_.iface.guards.vectorExtent), streamLineElements(p_.iface));
     if (phasedSchedule(v_.schedule)) {
       llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, outputs, p_.fusion->results.size());
@@ -616,8 +624,8 @@ class Emitter {
     llvm::Value* nan[2];  // max/min: allocas <vw_ x i1>, lanes that saw a NaN; else null
   };
   // Whether this kernel's rows can be vectors: f32 values (i1 in between),
-  // sums, means, products, max and min, rows read at unit stride; not the
-  // streaming versions (their prefetches are in the scalar loops).
+  // sums, means, products, max and min (rowVectorValues), rows read at unit
+  // stride; of the streaming versions only the peeled ones.
   bool vectorRowsOk() const;
   // emitStitch in explicit vectors.
   void emitStitchVec(llvm::Value* lo, llvm::Value* hi);
@@ -627,6 +635,29 @@ class Emitter {
   // the row; else null).
   void vecRowLoop(llvm::Value* n, const std::string& name, bool pairs,
                   const std::function<void(llvm::Value*, llvm::Value*, int)>& body);
+  // body(j, mask) for the blocks of [from, to): full ones, then the partial
+  // one if any (mask: its lanes before `to`; else null).
+  void vecSpan(llvm::Value* from, llvm::Value* to, const std::string& name,
+               const std::function<void(llvm::Value*, llvm::Value*)>& body);
+  // Where a final-loop block stores element j of output k (null: in the row).
+  using RowDest = std::function<llvm::Value*(size_t k, llvm::Value* j)>;
+  // One block of a row's final loop: block(j, mask, streamed, dest).
+  using RowBlock = std::function<void(llvm::Value*, llvm::Value*, bool, const RowDest&)>;
+  // A peeled streaming version's line shared by consecutive rows, gathered
+  // on the stack until whole: its elements so far (0: none), the flat index
+  // of its first element, and one line per output.
+  struct LineCarry {
+    llvm::Value* count = nullptr;
+    llvm::Value* at = nullptr;
+    std::vector<llvm::Value*> buf;
+  };
+  // A peeled streaming version's final loop over the row at `rowBase` of
+  // `L` elements: whole 64-byte lines of the outputs streamed (none unless
+  // `streamable`), the partial ones at the ends gathered in `carry`.
+  void streamRow(llvm::Value* rowBase, llvm::Value* L, llvm::Value* streamable, const LineCarry& carry,
+                 const RowBlock& block);
+  // After the range's last row: what `carry` holds, stored as usual.
+  void flushCarry(const LineCarry& carry);
   // Whether reduction `r`'s loop is bound by its chain of adds (a sum of
   // cheap terms: layer_norm's mean and variance), so it takes pairs.
   bool chainBound(const Operation& r) const;
@@ -634,8 +665,9 @@ class Emitter {
   void vecAccumulate(const VecAcc& a, int part, Ctx& e);
   void vecFold(const std::vector<VecAcc>& accs, Ctx& row);
   llvm::Value* vecLoad(llvm::Type* elt, llvm::Value* ptr, llvm::Value* mask);
-  void vecStore(size_t i, llvm::Value* v, llvm::Value* at, llvm::Value* mask);
-  llvm::Value* vecLoadOut(size_t i, llvm::Value* at, llvm::Value* mask);
+  // Stores `v` (splatted if scalar) at `ptr`: masked, streamed (a whole
+  // aligned line) or ordinary.
+  void vecStoreAt(llvm::Value* v, llvm::Value* ptr, llvm::Value* mask, bool streamed = false);
   // `x` splatted to `like`'s lanes when `like` is a vector and `x` is not.
   llvm::Value* sameShape(llvm::Value* x, llvm::Value* like);
   // An op's operands of which some are vectors: the scalars splatted.

@@ -39,6 +39,15 @@ void assumeStreamGuard(llvm::IRBuilderBase& b, const std::vector<llvm::Value*>& 
   b.CreateAssumption(b.CreateICmpEQ(rem, llvm::ConstantInt::get(extent->getType(), 0)));
 }
 
+void markStreaming(llvm::Function& fn) { fn.addFnAttr(kStreamAttr); }
+
+void streamStore(llvm::IRBuilderBase& b, llvm::Value* v, llvm::Value* ptr) {
+  llvm::StoreInst* st = b.CreateAlignedStore(v, ptr, llvm::Align(kLine));
+  llvm::LLVMContext& c = b.getContext();
+  st->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                  llvm::MDNode::get(c, {llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(c), 1))}));
+}
+
 int streamStores(llvm::Module& m) {
   if (llvm::Triple(m.getTargetTriple()).getArch() != llvm::Triple::x86_64) return 0;
   const llvm::DataLayout& dl = m.getDataLayout();
@@ -62,6 +71,10 @@ int streamStores(llvm::Module& m) {
       for (llvm::Instruction& i : bb) {
         auto* st = llvm::dyn_cast<llvm::StoreInst>(&i);
         if (!st || st->isVolatile() || !st->getValueOperand()->getType()->isVectorTy()) continue;
+        if (st->getMetadata(llvm::LLVMContext::MD_nontemporal)) {  // placed by the version (streamStore)
+          ++here;
+          continue;
+        }
         uint64_t size = dl.getTypeStoreSize(st->getValueOperand()->getType()).getFixedValue();
         if (size < 16 || (size & (size - 1)) || !isOutput(st->getPointerOperand())) continue;
         uint64_t need = std::min(size, kLine);

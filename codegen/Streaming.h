@@ -15,6 +15,7 @@
 #include "codegen/Kernel.h"
 
 namespace llvm {
+class Function;
 class IRBuilderBase;
 class Module;
 class Value;
@@ -41,11 +42,20 @@ bool streamingPays(const Operation& fusion);
 void assumeStreamGuard(llvm::IRBuilderBase& b, const std::vector<llvm::Value*>& outputs, llvm::Value* extent,
                        int lineElements);
 
+/// Marks `fn` a streaming version whose code places its non-temporal stores
+/// itself (streamStore): streamStores fences its returns.
+void markStreaming(llvm::Function& fn);
+
+/// A non-temporal store of the vector `v` to `ptr`, which the caller knows
+/// to be 64-byte aligned (a whole line of the output).
+void streamStore(llvm::IRBuilderBase& b, llvm::Value* v, llvm::Value* ptr);
+
 /// After optimisation: in every streaming version of `m`, vector stores of
 /// at least 16 bytes to its outputs that are provably aligned to their size
 /// (up to 64) become non-temporal, and an sfence precedes each return, so
-/// the stores are visible before the thread pool hands the range back.
-/// Returns the number of stores made non-temporal.
+/// the stores are visible before the thread pool hands the range back
+/// (also where the version placed its own, markStreaming). Returns the
+/// number of stores made non-temporal.
 int streamStores(llvm::Module& m);
 
 }  // namespace dscc::codegen
