@@ -142,8 +142,10 @@ llvm::Value* unaryFloat(llvm::IRBuilderBase& b, const Operation& op, llvm::Value
     case OpKind::Relu: return b.CreateSelect(b.CreateFCmpOLT(x, fconst(t, 0.0)), fconst(t, 0.0), x);
     case OpKind::Gelu: {
       const Attribute* a = op.attr("approximate");
+      bool tanhForm = a && a->s == "tanh";
+      if (!tanhForm && inlineMath(b, x)) return emitFastGeluF32(b, x);
       llvm::Value* halfX = b.CreateFMul(fconst(t, 0.5), x);
-      if (a && a->s == "tanh") {
+      if (tanhForm) {
         // 0.5*x*(1 + tanh(sqrt(2/pi) * (x + 0.044715*x^3))), in the interpreter's order.
         llvm::Value* cube = b.CreateFMul(b.CreateFMul(b.CreateFMul(fconst(t, 0.044715), x), x), x);
         llvm::Value* inner = b.CreateFMul(fconst(t, 0.7978845608028654), b.CreateFAdd(x, cube));

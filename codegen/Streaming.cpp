@@ -29,7 +29,7 @@ int streamLineElements(const KernelInterface& iface) {
   return narrowest ? static_cast<int>(kLine / narrowest) : 0;
 }
 
-bool streamingPays(const Operation& fusion) { return vectorMathCost(fusion) <= 1; }
+bool streamingPays(const Operation& fusion) { return vectorMathCost(fusion) <= 3; }
 
 void assumeStreamGuard(llvm::IRBuilderBase& b, const std::vector<llvm::Value*>& outputs, llvm::Value* extent,
                        int lineElements) {

@@ -29,11 +29,17 @@ namespace dscc::codegen {
 int streamLineElements(const KernelInterface& iface);
 
 /// Whether a streaming version of the loop or stitch kernel `fusion` can pay:
-/// its body computes at most one exponential's worth of vector math per
-/// element. Beyond the cache a kernel with more ran slower with
-/// non-temporal stores (tanh and sigmoid 0.86x, an exact gelu 0.70x, three
-/// exps 0.97x), one with less faster (an add 1.45x, a division 1.54x, an exp
-/// 1.17x): bench/results/2026-12-04-stream-nt.md.
+/// its body computes at most three exponentials' worth of vector math per
+/// element (vectorMathCost). With the inline polynomials of
+/// codegen/VectorMath.h, beyond the cache on the Zen 4 VM, non-temporal
+/// stores made a tanh, a sigmoid and an erf 1.4x, the exact gelu 1.15-1.2x
+/// faster, and three exps (3) and the chain's tanh times sigmoid (4) as fast
+/// (bench/results/2026-12-04-epyc-experiments.md, section 14); an add 1.45x,
+/// a division 1.54x, an exp 1.17x (bench/results/2026-12-04-stream-nt.md).
+/// There, on the earlier machine and with slower math, tanh with sigmoid had
+/// run 0.86x and an exact gelu 0.70x as fast (the bound was one exp then):
+/// a kernel busy computing can lose more than the saved read, so the chain
+/// (4, no gain here) stays ordinary.
 bool streamingPays(const Operation& fusion);
 
 /// In the kernel function being emitted at `b`: marks it a streaming version

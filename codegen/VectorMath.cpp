@@ -1,6 +1,8 @@
 // Inline polynomial exp, tanh, sigmoid and erf for f32: Cephes' range reduction with our own fits, and the rational erf of Eigen and XLA.
 #include "codegen/VectorMath.h"
 
+#include <cmath>
+
 #include <llvm/IR/Intrinsics.h>
 
 namespace dscc::codegen {
@@ -143,6 +145,28 @@ llvm::Value* emitFastSigmoidF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   return b.CreateSelect(b.CreateFCmpOLT(x, c(t, kLnMin)), c(t, 0.0), r);
 }
 
+namespace {
+// erf(z) = z P(z^2) / Q(z^2), Eigen's and XLA's rational (highest degree first).
+constexpr double kErfP[] = {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+                            -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+                            -1.60960333262415e-02};
+constexpr double kErfQ[] = {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+                            -7.37332916720468e-03, -1.42647390514189e-02};
+constexpr double kSqrt2 = 1.4142135623730951;
+
+// Horner's rule over `n` coefficients (highest degree first), each scaled by
+// `scale` and, with `halve`, by 1/2^k for the power k of the argument (a
+// polynomial in x/2 as one in x).
+llvm::Value* hornerScaled(llvm::IRBuilderBase& b, llvm::Value* x, const double* coeffs, int n, double scale,
+                          bool halve) {
+  llvm::Type* t = x->getType();
+  auto coef = [&](int i) { return c(t, std::ldexp(coeffs[i] * scale, halve ? -(n - 1 - i) : 0)); };
+  llvm::Value* p = coef(0);
+  for (int i = 1; i < n; ++i) p = madd(b, p, x, coef(i));
+  return p;
+}
+}  // namespace
+
 llvm::Value* emitFastErfF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Type* t = x->getType();
   // erf(x) rounds to ±1 in f32 beyond ±3.92; clamping keeps the rational
@@ -151,11 +175,8 @@ llvm::Value* emitFastErfF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Value* xc = b.CreateSelect(b.CreateFCmpOGT(x, c(t, 4.0)), c(t, 4.0), x);
   xc = b.CreateSelect(b.CreateFCmpOLT(xc, c(t, -4.0)), c(t, -4.0), xc);
   llvm::Value* x2 = b.CreateFMul(xc, xc);
-  llvm::Value* p = horner(b, x2, {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
-                                  -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
-                                  -1.60960333262415e-02});
-  llvm::Value* q = horner(b, x2, {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
-                                  -7.37332916720468e-03, -1.42647390514189e-02});
+  llvm::Value* p = hornerScaled(b, x2, kErfP, 7, 1.0, false);
+  llvm::Value* q = hornerScaled(b, x2, kErfQ, 5, 1.0, false);
   // x * (p / q), not (x p) / q: x p is denormal for tiny x.
   llvm::Value* r = b.CreateFMul(xc, b.CreateFDiv(p, q));
   // From 3.919206 on, erf(x) rounds to 1 in f32; the fit would stay a few
@@ -164,6 +185,29 @@ llvm::Value* emitFastErfF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   r = b.CreateSelect(b.CreateFCmpOLT(r, c(t, -1.0)), c(t, -1.0), r);
   llvm::Value* one = b.CreateIntrinsic(llvm::Intrinsic::copysign, {t}, {c(t, 1.0), x});
   return b.CreateSelect(b.CreateFCmpOGE(fabs(b, x), c(t, 3.919206)), one, r);
+}
+
+llvm::Value* emitFastGeluF32(llvm::IRBuilderBase& b, llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  // Phi(x) = 1/2 + erf(x/sqrt2)/2 = 1/2 + x P(x^2/2) / (2 sqrt2 Q(x^2/2)):
+  // erf's rational at z = x/sqrt2 with 1/(2 sqrt2) and the powers of 1/2
+  // in the coefficients (each rounded once to f32, from double). Then
+  // gelu = x * (t + 1/2): no multiply by 1/sqrt2 or by 1/2 and no 1 +,
+  // where the formula's order (interpreter, decompose) takes them, so two
+  // FMA-pipe instructions fewer, the pipes gelu_bias was bound by. The
+  // clamps are erf's at z = +-4 and +-3.919206 scaled by sqrt2: Phi is 0 or
+  // 1 exactly beyond +-5.5427 (where erf rounds to +-1 in f32), and the fit
+  // stays within [-1/2, 1/2]. NaN passes through every clamp.
+  const double big = 3.919206 * kSqrt2;
+  llvm::Value* xc = atLeast(b, atMost(b, x, 4.0 * kSqrt2), -4.0 * kSqrt2);
+  llvm::Value* x2 = b.CreateFMul(xc, xc);
+  llvm::Value* p = hornerScaled(b, x2, kErfP, 7, 0.5 / kSqrt2, true);
+  llvm::Value* q = hornerScaled(b, x2, kErfQ, 5, 1.0, true);
+  llvm::Value* r = atLeast(b, atMost(b, b.CreateFMul(xc, b.CreateFDiv(p, q)), 0.5), -0.5);
+  llvm::Value* phi = b.CreateFAdd(r, c(t, 0.5));
+  llvm::Value* tail = b.CreateSelect(b.CreateFCmpOGT(x, c(t, 0.0)), c(t, 1.0), c(t, 0.0));
+  phi = b.CreateSelect(b.CreateFCmpOGE(fabs(b, x), c(t, big)), tail, phi);
+  return b.CreateFMul(x, phi);
 }
 
 }  // namespace dscc::codegen

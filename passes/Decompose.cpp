@@ -1,4 +1,4 @@
-// The decompose pass: rewrites softmax, log_softmax, layer_norm, gelu and reduce_mean into primitive ops.
+// The decompose pass: rewrites softmax, log_softmax, layer_norm, tanh (and f16/bf16) gelu and reduce_mean into primitive ops.
 #include "passes/Decompose.h"
 
 #include <algorithm>
@@ -259,8 +259,19 @@ Value* lowerReduceMean(Emitter& e, const Operation& op) {
 bool isComposite(const Operation& op) {
   switch (op.kind) {
     case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::LayerNorm:
-    case OpKind::Gelu: case OpKind::ReduceMean:
+    case OpKind::ReduceMean:
       return true;
+    case OpKind::Gelu: {
+      // The exact form in f32 and f64 stays one op: codegen computes
+      // x * Phi(x) as one rational (codegen/VectorMath.h), two vector
+      // multiplies shorter than its decomposition, which kept gelu_bias
+      // bound by its FMA pipes. The tanh form, and f16 and bf16 (computed
+      // in f32, as the interpreter does), are decomposed.
+      const Attribute* a = op.attr("approximate");
+      bool tanhForm = a && a->kind == Attribute::Kind::String && a->s == "tanh";
+      DType dt = op.results.empty() ? DType::F32 : op.result()->type.dtype;
+      return tanhForm || dt == DType::F16 || dt == DType::BF16;
+    }
     default:
       return false;
   }

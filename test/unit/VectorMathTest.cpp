@@ -1,4 +1,4 @@
-// Accuracy of the compiled f32 exp (also for arguments known <= 0), tanh, erf and sigmoid (inline polynomials) over the whole float range, in ULPs against double precision.
+// Accuracy of the compiled f32 exp (also for arguments known <= 0), tanh, erf, sigmoid and gelu (inline polynomials) over the whole float range, in ULPs against double precision.
 //
 // The kernels are the real generated code: a loop kernel over a long vector,
 // optimised and vectorised by the JIT like any artifact. Inputs are every
@@ -55,12 +55,12 @@ struct Worst {
   float at = 0, got = 0, want = 0;
 };
 
-// Compiles exp, tanh, erf and sigmoid of one f32 vector, and exp of -|x|
-// (an argument known to be <= 0: emitFastExpNonPositiveF32), and runs them
-// on `xs`.
+// Compiles exp, tanh, erf, sigmoid and gelu of one f32 vector, and exp of
+// -|x| (an argument known to be <= 0: emitFastExpNonPositiveF32), and runs
+// them on `xs`.
 std::vector<std::vector<float>> runKernel(const std::vector<float>& xs) {
   const char* text = R"(
-func @main(%x: f32[N]) -> (f32[N], f32[N], f32[N], f32[N], f32[N]) {
+func @main(%x: f32[N]) -> (f32[N], f32[N], f32[N], f32[N], f32[N], f32[N]) {
   %e = exp %x
   %t = tanh %x
   %r = erf %x
@@ -68,7 +68,8 @@ func @main(%x: f32[N]) -> (f32[N], f32[N], f32[N], f32[N], f32[N]) {
   %a = abs %x
   %n = neg %a
   %f = exp %n
-  return %e, %t, %r, %s, %f
+  %g = gelu %x
+  return %e, %t, %r, %s, %f, %g
 })";
   SourceMgr sm;
   std::ostringstream diagText;
@@ -80,7 +81,7 @@ func @main(%x: f32[N]) -> (f32[N], f32[N], f32[N], f32[N], f32[N]) {
   PipelineOptions popts;
   EXPECT_TRUE(runPasses(*mod, defaultPipeline(), diags, popts, out)) << diagText.str();
   // One kernel per function (siblings are not fused); results in the order
-  // exp, tanh, erf, sigmoid, exp(-|x|).
+  // exp, tanh, erf, sigmoid, exp(-|x|), gelu.
   std::vector<const Operation*> kernels;
   for (const auto& op : mod->entry()->ops)
     if (op->kind == OpKind::Fusion) kernels.push_back(op.get());
@@ -96,8 +97,8 @@ func @main(%x: f32[N]) -> (f32[N], f32[N], f32[N], f32[N], f32[N]) {
   EXPECT_TRUE(jit) << err;
   if (!jit) return {};
   EXPECT_TRUE(jit->addModule(std::move(cm), &err)) << err;
-  std::vector<std::vector<float>> res(5, std::vector<float>(xs.size()));
-  const std::string names = "etrsf";
+  std::vector<std::vector<float>> res(6, std::vector<float>(xs.size()));
+  const std::string names = "etrsfg";
   void* in[] = {const_cast<float*>(xs.data())};
   int64_t n = static_cast<int64_t>(xs.size());
   int covered = 0;
@@ -115,7 +116,7 @@ func @main(%x: f32[N]) -> (f32[N], f32[N], f32[N], f32[N], f32[N]) {
     }
     fn(in, outs.data(), &n, 0, n);
   }
-  EXPECT_EQ(covered, 5);
+  EXPECT_EQ(covered, 6);
   return res;
 }
 
@@ -145,17 +146,51 @@ Worst check(const char* name, const std::vector<float>& xs, const std::vector<fl
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
+// The exact gelu in double precision: erfc keeps Phi's tail accurate.
+double gelu(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }
+
+// gelu against `gelu` within `maxUlp`, or an absolute error of `phiErr` |x|:
+// Phi's own (erf's rational is 5 ULP of values near 1, and for x < 0 Phi is
+// 1/2 plus a term near -1/2; the formula's 0.5 x (1 + erf(x/sqrt2)) with
+// the same erf had 2.4e-7 too, over 2M points of [-6, 6]). Returns the worst
+// in ULP among the elements where Phi is at least 1/4 (x >= -0.675).
+Worst checkGelu(const std::vector<float>& xs, const std::vector<float>& got, int64_t maxUlp, double phiErr) {
+  Worst w;
+  int bad = 0;
+  double worstPhi = 0;  // the largest error over |x|: Phi's absolute error
+  for (size_t i = 0; i < xs.size(); ++i) {
+    double x = xs[i];
+    float want = static_cast<float>(gelu(x));
+    float g = got[i];
+    if (std::isnan(want) || std::isnan(g)) {
+      if (std::isnan(want) != std::isnan(g) && bad++ < 5) ADD_FAILURE() << "gelu(" << x << ") = " << g << ", want " << want;
+      continue;
+    }
+    if (std::fabs(want) < 1.17549435e-38f && std::fabs(g) < 1.17549435e-38f) continue;  // flushed
+    int64_t u = ulps(g, want);
+    double a = std::fabs(double(g) - double(want));
+    if (x >= -0.675 && u > w.ulp) w = {u, a, xs[i], g, want};
+    if (x != 0 && std::isfinite(x)) worstPhi = std::max(worstPhi, a / std::fabs(x));
+    if (u > maxUlp && a > phiErr * std::fabs(x) && bad++ < 5)
+      ADD_FAILURE() << "gelu(" << x << ") = " << g << ", want " << want << ": " << u << " ULP, " << a / std::fabs(x)
+                    << " |x|";
+  }
+  std::printf("gelu: Phi's largest absolute error %.3g (2^%.2f)\n", worstPhi, std::log2(worstPhi));
+  return w;
+}
+
 TEST(VectorMath, WholeFloatRangeWithinStatedUlps) {
   std::vector<float> xs = inputs();
   auto res = runKernel(xs);
-  ASSERT_EQ(res.size(), 5u);
+  ASSERT_EQ(res.size(), 6u);
   // The bounds codegen/VectorMath.h and docs/compile.md state.
   Worst e = check("exp", xs, res[0], [](double x) { return std::exp(x); }, 1, 0);
   Worst t = check("tanh", xs, res[1], [](double x) { return std::tanh(x); }, 5, 0);
   Worst r = check("erf", xs, res[2], [](double x) { return std::erf(x); }, 5, 0);
   Worst s = check("sigmoid", xs, res[3], sigmoid, 2, 0);
   Worst f = check("exp(-|x|)", xs, res[4], [](double x) { return std::exp(-std::fabs(x)); }, 1, 0);
-  for (auto [name, w] : {std::pair{"exp", e}, {"tanh", t}, {"erf", r}, {"sigmoid", s}, {"exp(-|x|)", f}})
+  Worst g = checkGelu(xs, res[5], 5, 3e-7);
+  for (auto [name, w] : {std::pair{"exp", e}, {"tanh", t}, {"erf", r}, {"sigmoid", s}, {"exp(-|x|)", f}, {"gelu", g}})
     std::printf("%-8s max %lld ULP at x=%.9g (got %.9g, want %.9g)\n", name, static_cast<long long>(w.ulp),
                 double(w.at), double(w.got), double(w.want));
   // Special values exactly.
@@ -167,17 +202,20 @@ TEST(VectorMath, WholeFloatRangeWithinStatedUlps) {
       EXPECT_EQ(res[2][i], 1.0f);
       EXPECT_EQ(res[3][i], 1.0f);
       EXPECT_EQ(res[4][i], 0.0f);
+      EXPECT_EQ(res[5][i], inf);
     } else if (xs[i] == -inf) {
       EXPECT_EQ(res[0][i], 0.0f);
       EXPECT_EQ(res[1][i], -1.0f);
       EXPECT_EQ(res[2][i], -1.0f);
       EXPECT_EQ(res[3][i], 0.0f);
       EXPECT_EQ(res[4][i], 0.0f);
+      EXPECT_TRUE(std::isnan(res[5][i]));  // -inf * Phi(-inf) = -inf * 0, as the formula
     } else if (xs[i] == -1e4f) {
       EXPECT_EQ(res[0][i], 0.0f);  // a masked softmax's scores: no denormal slow path, exactly 0
       EXPECT_EQ(res[4][i], 0.0f);
     } else if (xs[i] == 0.0f) {
       EXPECT_EQ(res[4][i], 1.0f);  // softmax's maximum itself: exactly 1
+      EXPECT_EQ(res[5][i], 0.0f);
     }
     // Bounded functions stay in their range (a fit may overshoot 1 where
     // the function rounds to it).
