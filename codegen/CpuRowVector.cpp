@@ -135,7 +135,7 @@ void Emitter::emitStitchVec(llvm::Value* lo, llvm::Value* hi) {
     }
   };
   // The per-row results, then the final loop writing the row's elements.
-  auto finish = [&](Ctx& row, llvm::Value* r, llvm::Value* rowBase) {
+  auto finish = [&](Ctx& row, llvm::Value* r, llvm::Value* rowBase, bool rowsAhead) {
     bool anyElem = false;
     for (size_t k = 0; k < out_.size(); ++k) {
       if (p_.resultElem[k]) anyElem = true;
@@ -155,7 +155,7 @@ void Emitter::emitStitchVec(llvm::Value* lo, llvm::Value* hi) {
     };
     if (!nt)
       return vecRowLoop(L, "final.j", false, [&](llvm::Value* j, llvm::Value* mask, int) { block(j, mask, false, nullptr); });
-    streamRow(rowBase, L, streamable, line, block);
+    streamRow(rowBase, L, streamable, line, rowsAhead, block);
   };
   auto* ahead = llvm::BasicBlock::Create(ctx_, "rows.ahead", fn);
   auto* inOrder = llvm::BasicBlock::Create(ctx_, "rows.inorder", fn);
@@ -187,7 +187,7 @@ void Emitter::emitStitchVec(llvm::Value* lo, llvm::Value* hi) {
     phase0(next);
     b_.CreateBr(after);
     b_.SetInsertPoint(after);
-    finish(row, r, rowBase);
+    finish(row, r, rowBase, true);
   });
   b_.CreateBr(done);
   b_.SetInsertPoint(inOrder);
@@ -196,7 +196,7 @@ void Emitter::emitStitchVec(llvm::Value* lo, llvm::Value* hi) {
     advanceOdometer(odometer);
     llvm::Value* rowBase = b_.CreateMul(r, L, "rowbase", true, true);
     for (int ph = 0; ph < p_.phases; ++ph) phase(row, r, rowBase, ph);
-    finish(row, r, rowBase);
+    finish(row, r, rowBase, false);
   });
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
@@ -243,7 +243,7 @@ void Emitter::vecSpan(llvm::Value* from, llvm::Value* to, const std::string& nam
 }
 
 void Emitter::streamRow(llvm::Value* rowBase, llvm::Value* L, llvm::Value* streamable, const LineCarry& carry,
-                        const RowBlock& block) {
+                        bool rowsAhead, const RowBlock& block) {
   // The row's first element output decides where its lines start (the
   // others start at the same place: `streamable`). Elements up to the first
   // line boundary (the head), then whole lines streamed, then the rest (the
@@ -289,17 +289,22 @@ void Emitter::streamRow(llvm::Value* rowBase, llvm::Value* L, llvm::Value* strea
   b_.CreateStore(idx(0), carry.count);
   b_.CreateBr(kept);
   b_.SetInsertPoint(kept);
-  // Each line written, a line of the inputs' row after the next: with rows
-  // ahead (emitStitchVec) the next row is read already. Without the
-  // prefetches, layer_norm and rms_norm beyond the cache ran 1.1x slower
-  // than the loop vectoriser's streaming form, which prefetches.
-  llvm::Value* ahead = b_.CreateMul(L, b_.CreateSelect(b_.CreateICmpSLE(L, idx(kRowsAheadMax)), idx(2), idx(1)));
-  llvm::Value* next = b_.CreateAdd(rowBase, ahead);
+  // Each line written, a line of the inputs' row after the next when rows
+  // run ahead (the next one was read already by its first phase), else of
+  // the next row. Without the prefetches, layer_norm and rms_norm beyond
+  // the cache ran 1.1x slower than the loop vectoriser's streaming form,
+  // which prefetches. Into L1, but for longer rows (in order) with two or
+  // more phases, which re-read the row from L1 meanwhile: into L2 layer_norm
+  // rows of 4096 and 16384 ran 1.1x faster, rms_norm rows of 4096 (one
+  // phase) 1.05x slower, rows of 1000-1024 (ahead) 1.06-1.1x slower.
+  llvm::Value* next = b_.CreateAdd(rowBase, b_.CreateMul(L, idx(rowsAhead ? 2 : 1)));
+  const int locality = rowsAhead || p_.phases <= 1 ? 3 : 2;
   loop(head, lines, vw_, "final.lines", [&](llvm::Value* j) {
     for (size_t k = 0; k < p_.iface.inputs.size(); ++k) {
       if (p_.iface.inputs[k].dims != p_.space) continue;
       llvm::Value* ptr = b_.CreateGEP(b_.getFloatTy(), base_[k], b_.CreateAdd(next, j));
-      b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {ptr->getType()}, {ptr, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+      b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {ptr->getType()},
+                         {ptr, b_.getInt32(0), b_.getInt32(locality), b_.getInt32(1)});
     }
     block(j, nullptr, true, nullptr);
   });

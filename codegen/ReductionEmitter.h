@@ -653,9 +653,10 @@ class Emitter {
   };
   // A peeled streaming version's final loop over the row at `rowBase` of
   // `L` elements: whole 64-byte lines of the outputs streamed (none unless
-  // `streamable`), the partial ones at the ends gathered in `carry`.
+  // `streamable`), the partial ones at the ends gathered in `carry`;
+  // `rowsAhead`: the next row's first phase ran already (emitStitchVec).
   void streamRow(llvm::Value* rowBase, llvm::Value* L, llvm::Value* streamable, const LineCarry& carry,
-                 const RowBlock& block);
+                 bool rowsAhead, const RowBlock& block);
   // After the range's last row: what `carry` holds, stored as usual.
   void flushCarry(const LineCarry& carry);
   // Whether reduction `r`'s loop is bound by its chain of adds (a sum of
