@@ -13,14 +13,9 @@ DSCC, MODDIR = sys.argv[1], sys.argv[2]
 sys.path.insert(0, MODDIR)
 import dscc  # noqa: E402
 
+from checks import check, failures  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def at_offset(shape, offset):
