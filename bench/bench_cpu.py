@@ -33,6 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dscc_abi  # noqa: E402
 import shapes  # noqa: E402
+from machine_limits import copy_bandwidth, last_level_cache_bytes, read_bandwidth, sgemm_rate  # noqa: E402
 from peers import BENCH, SHAPES, WORKLOAD_LIST, WORKLOADS_BY_NAME, Workload  # noqa: E402
 
 ROOT = BENCH.parent
@@ -116,43 +117,6 @@ def time_interleaved(fns: Dict[str, Callable[[], object]], repeats: int, min_sam
 LIMITS: dict = {"sgemm": 1.0, "sgemm_how": "?", "llc": 32 << 20, "read": 0.0}
 
 
-def limits_binary(cache: Path) -> Path:
-    """bench/limits.c (STREAM copy; OpenBLAS's and, where libdnnl-dev is installed, oneDNN's sgemm), compiled
-    into the cache when it is older than its source."""
-    src, exe = BENCH / "limits.c", cache / "limits"
-    if not exe.exists() or exe.stat().st_mtime < src.stat().st_mtime:
-        inc = "/usr/include/x86_64-linux-gnu/openblas-pthread"
-        lib = "/usr/lib/x86_64-linux-gnu/openblas-pthread"
-        dnnl = ["-DHAVE_DNNL", "-ldnnl"] if Path("/usr/include/oneapi/dnnl/dnnl.h").exists() else []
-        subprocess.run(["cc", "-O3", "-march=native", "-fopenmp", f"-I{inc}", str(src), "-o", str(exe),
-                        f"-L{lib}", f"-Wl,-rpath,{lib}", "-lopenblas"] + dnnl, check=True)
-    return exe
-
-
-def copy_bandwidth(threads: int, cache: Path, mb: int = 256) -> tuple:
-    """STREAM "Copy" in C (bench/limits.c): GB/s of (read + write) bytes for a `mb` MB array, best of 10."""
-    out = subprocess.run([str(limits_binary(cache)), "copy", str(threads), str(mb)], check=True,
-                         capture_output=True, text=True).stdout
-    return float(out), f"STREAM-style C copy (bench/limits.c, OpenMP), {threads} thread(s), {mb} MB"
-
-
-def read_bandwidth(threads: int, cache: Path, mb: int = 256) -> float:
-    """A sum in C (bench/limits.c): GB/s of bytes read for a `mb` MB array, best of 10 — the limit of a kernel
-    that only reads (col_reduce), which the copy's rate does not bound."""
-    out = subprocess.run([str(limits_binary(cache)), "read", str(threads), str(mb)], check=True,
-                         capture_output=True, text=True).stdout
-    return float(out)
-
-
-def sgemm_rate(threads: int, cache: Path, m: int = 2048, n: int = 768, k: int = 768) -> tuple:
-    """GFLOP/s of the faster of OpenBLAS's and oneDNN's sgemm (the BLASes dscc's runtime links) at a
-    BERT-sized shape, best of 5."""
-    out = subprocess.run([str(limits_binary(cache)), "sgemm", str(threads), str(m), str(n), str(k)], check=True,
-                         capture_output=True, text=True).stdout.split()
-    lib = {"openblas": "OpenBLAS cblas_sgemm", "onednn": "oneDNN dnnl_sgemm"}.get(out[1], out[1])
-    return float(out[0]), f"{lib} {m}x{n}x{k} (the faster of OpenBLAS and oneDNN), {threads} thread(s)"
-
-
 def write_report(text: str, out: Optional[Path], kind: str) -> Path:
     """Writes a report to `out` or bench/results/DATE-KIND.md, prints it, and returns the path."""
     out = out or BENCH / "results" / f"{datetime.date.today().isoformat()}-{kind}.md"
@@ -166,17 +130,6 @@ def bert_flops(point) -> float:
     """Multiply-add flops of one bert_layer call: the six weight GEMMs and the two attention products."""
     t, s = point["B"] * point["S"], point["S"]
     return t * (2 * 768 * 768 * 4 + 2 * 768 * 3072 * 2 + 4 * s * 768)
-
-
-def last_level_cache_bytes() -> int:
-    """The L3 size lscpu reports (all instances), or 32 MiB when it cannot tell."""
-    try:
-        for line in subprocess.run(["lscpu", "-B"], capture_output=True, text=True).stdout.splitlines():
-            if line.startswith("L3 cache:"):
-                return int(line.split(":", 1)[1].split()[0])
-    except (FileNotFoundError, ValueError):
-        pass
-    return 32 << 20
 
 
 def _timed(fn) -> float:

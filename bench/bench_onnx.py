@@ -38,7 +38,8 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(ROOT / "test" / "onnx" / "models"))
-from bench_cpu import copy_bandwidth, log, sgemm_rate, time_interleaved, write_report  # noqa: E402
+from bench_cpu import log, time_interleaved, write_report  # noqa: E402
+from machine_limits import copy_bandwidth, sgemm_rate  # noqa: E402
 
 POINTS = [(1, 8), (1, 32), (1, 128), (4, 32), (4, 128), (8, 64), (16, 128)]
 VOCAB = 8000

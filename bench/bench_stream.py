@@ -31,6 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_cpu  # noqa: E402
+import machine_limits  # noqa: E402
 import dscc_abi  # noqa: E402
 from peers import BENCH, WORKLOADS_BY_NAME  # noqa: E402
 
@@ -81,7 +82,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     cache = BENCH / ".cache"
     cache.mkdir(exist_ok=True)
-    llc = bench_cpu.last_level_cache_bytes()
+    llc = machine_limits.last_level_cache_bytes()
     other = dict(s.split("=", 1) for s in args.compare_so)
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
@@ -112,7 +113,7 @@ def main(argv=None) -> int:
                 times[key] = bench_cpu.time_fn(call, args.repeats, budget_s=30.0)
             # The copy over the same bytes: half of them read, half written.
             mb = max(1, math.ceil(data / 2 / 2**20))
-            copy_gbs, _ = bench_cpu.copy_bandwidth(args.threads, cache, mb)
+            copy_gbs, _ = machine_limits.copy_bandwidth(args.threads, cache, mb)
             rows.append((name, point, data, times, copy_gbs, status))
             del inputs, out
         for m in models.values():
