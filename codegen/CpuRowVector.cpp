@@ -39,10 +39,11 @@ void Emitter::emitStitchVec(llvm::Value* lo, llvm::Value* hi) {
   llvm::Function* fn = b_.GetInsertBlock()->getParent();
   llvm::Type* f32 = b_.getFloatTy();
   // A peeled streaming version streams the whole lines of each row
-  // (streamRow). Its scratch row (a softmax's exp) is on the stack: in the
-  // output it would be read back from memory after the streaming stores.
-  // Two rows, as the next row's first phase may run before this row's final
-  // loop; a longer row keeps it in the output, and ordinary stores.
+  // (streamRow). Its scratch row (outputScratch: a value the last phase
+  // reduces and the final loop reads back) is on the stack: in the output it
+  // would be read back from memory after the streaming stores. Two rows, as
+  // the next row's first phase may run before this row's final loop; a
+  // longer row keeps it in the output, and ordinary stores.
   const bool nt = v_.stream && v_.streamPeeled;
   llvm::Value* stack = nullptr;
   llvm::Value* streamable = nullptr;  // i1: this call's rows may stream
@@ -61,7 +62,6 @@ void Emitter::emitStitchVec(llvm::Value* lo, llvm::Value* hi) {
       line.buf.push_back(a);
     }
     if (scratchValue) {
-      llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
       auto* a = eb.CreateAlloca(llvm::ArrayType::get(f32, 2 * kStreamScratchRow), nullptr, "scratch.rows");
       a->setAlignment(llvm::Align(64));
       stack = a;
@@ -163,14 +163,13 @@ void Emitter::emitStitchVec(llvm::Value* lo, llvm::Value* hi) {
   // Only rows of at most 4 KiB: a longer row is no longer in L1 when its
   // final loop comes after the next row's phase 0 (rms_norm rows of 16 KiB
   // ran 1.15x slower ahead; softmax rows of 1.5 KiB 1.06x faster).
-  const int64_t rowMax = kRowsAheadMax;
   auto* some = llvm::BasicBlock::Create(ctx_, "rows.some", fn);
   // The range is clamped to the rows: it may be empty here, where the
   // odometer's divisions may be by 0 and the prologue below would run row lo.
   b_.CreateCondBr(b_.CreateICmpSLT(lo, hi), some, done);
   b_.SetInsertPoint(some);
   odometer = startOdometer(lo);
-  b_.CreateCondBr(b_.CreateICmpSLE(L, idx(rowMax)), ahead, inOrder);
+  b_.CreateCondBr(b_.CreateICmpSLE(L, idx(kRowsAheadMax)), ahead, inOrder);
   b_.SetInsertPoint(ahead);
   phase0(lo);
   loop(lo, hi, 1, "row", [&](llvm::Value* r) {

@@ -141,8 +141,7 @@ llvm::Value* unaryFloat(llvm::IRBuilderBase& b, const Operation& op, llvm::Value
     // x < 0 ? 0 : x keeps NaN, like numpy maximum(x, 0).
     case OpKind::Relu: return b.CreateSelect(b.CreateFCmpOLT(x, fconst(t, 0.0)), fconst(t, 0.0), x);
     case OpKind::Gelu: {
-      const Attribute* a = op.attr("approximate");
-      bool tanhForm = a && a->s == "tanh";
+      bool tanhForm = isTanhGelu(op);
       if (!tanhForm && inlineMath(b, x)) return emitFastGeluF32(b, x);
       llvm::Value* halfX = b.CreateFMul(fconst(t, 0.5), x);
       if (tanhForm) {

@@ -95,9 +95,9 @@ struct KernelVariant {
   /// aligned and rows a whole number of 64-byte lines (GuardKind::Stream).
   bool stream = false;
   /// With `stream`, a CPU stitch kernel whose rows are explicit vectors
-  /// (rowVectorValues): any row length and any output alignment; each row's
-  /// stores are peeled to the 64-byte lines it covers whole, which are
-  /// streamed, and the partial lines at its ends are stored as usual
+  /// (peelsRows): any row length and any output alignment; each row's stores
+  /// are peeled to the 64-byte lines it covers whole, which are streamed, and
+  /// a line two rows share is gathered on the stack and streamed once whole
   /// (GuardPlan::peeled).
   bool streamPeeled = false;
 

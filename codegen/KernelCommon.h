@@ -117,8 +117,7 @@ int64_t kernelChunkElements(const Operation& fusion);
 /// vectors (codegen/CpuRowVector.cpp) as far as its values go: f32 inputs,
 /// results and body values (i1 in between), and reductions that are sums,
 /// means, products, max or min. The emitter also needs rows read at unit
-/// stride; the planner gives such kernels streaming versions with rows
-/// peeled to lines (GuardPlan::peeled).
+/// stride (codegen/CpuRowVector.cpp, vectorRowsOk).
 bool rowVectorValues(const Operation& fusion);
 
 /// The element stride, in `idxTy`, of dim `d` of a row-major operand of type

@@ -184,7 +184,7 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
   // stores the late pass can prove aligned), never on the GPU.
   bool vectorGuard = std::any_of(out.begin(), out.end(), [](const GuardPlan& g) { return g.kind == GuardKind::Vector; });
   int line = streamLineElements(iface);
-  peeled = peeled && stream && !opts.gpu && line > 0;
+  peeled = peeled && stream;
   if (stream && opts.streamMinBytes != 0 && !opts.gpu && (vectorGuard || peeled) && line > 0) {
     GuardPlan g;
     g.kind = GuardKind::Stream;
@@ -336,6 +336,16 @@ std::vector<KernelVariant> versionsOf(const std::vector<GuardPlan>& guards) {
     if (g.proved) set(base, g);
     else runtime.push_back(&g);
   }
+  // One streaming version, the most specialised: large calls meet every
+  // other guard in practice, and each version is compiled code. A peeled
+  // one assumes every other guard but the vector blocks' (its rows are
+  // explicit vectors with a masked last block either way), so rows of any
+  // length take it.
+  unsigned streamMask = (1u << runtime.size()) - 1;
+  bool peeled = false;
+  for (const GuardPlan* g : runtime) peeled |= g->kind == GuardKind::Stream && g->peeled;
+  for (size_t i = 0; peeled && i < runtime.size(); ++i)
+    if (runtime[i]->kind == GuardKind::Vector) streamMask &= ~(1u << i);
   std::vector<unsigned> masks;
   for (unsigned m = 0; m < (1u << runtime.size()); ++m) {
     // Schedules exclude each other; a column tile reads one column per
@@ -352,17 +362,6 @@ std::vector<KernelVariant> versionsOf(const std::vector<GuardPlan>& guards) {
     for (size_t i = 0; i < runtime.size(); ++i)
       if ((m & (1u << i)) && tiled(runtime[i]->schedule) && runtime[i]->kind == GuardKind::Schedule) tile = true;
     if (schedules > 1 || (tile && (vector || base.vectorWidth > 1))) continue;
-    // One streaming version, the most specialised: large calls meet every
-    // other guard in practice, and each version is compiled code. A peeled
-    // one assumes every other guard but the vector blocks' (its rows are
-    // explicit vectors with a masked last block either way), so rows of any
-    // length take it.
-    unsigned streamMask = (1u << runtime.size()) - 1;
-    bool peeled = false;
-    for (size_t i = 0; i < runtime.size(); ++i)
-      if (runtime[i]->kind == GuardKind::Stream && runtime[i]->peeled) peeled = true;
-    for (size_t i = 0; peeled && i < runtime.size(); ++i)
-      if (runtime[i]->kind == GuardKind::Vector) streamMask &= ~(1u << i);
     bool badStream = false;
     for (size_t i = 0; i < runtime.size(); ++i)
       badStream |= runtime[i]->kind == GuardKind::Stream && (m & (1u << i)) && m != streamMask;
@@ -459,7 +458,7 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
     if (k.hasKernel)
       k.guards = decideGuards(k.iface, solver, opts, takesLoopVectorWidth(k.kind),
                               (k.kind == "loop" || k.kind == "stitch") && streamingPays(*op),
-                              k.kind == "stitch" && rowVectorValues(*op) && vectorMathCost(*op) == 0);
+                              k.kind == "stitch" && peelsRows(*op));
     k.versions = k.hasKernel ? versionsOf(k.guards) : std::vector<KernelVariant>{};
     if (k.hasKernel) k.chunk = kernelChunkElements(k.gemm ? *k.gemm->epilogue : *op);
     out.kernels.push_back(std::move(k));

@@ -51,7 +51,7 @@ struct GuardPlan {
   DimExpr bytes;
   int64_t minBytes = 0;  ///< kStreamAtRunTime: the running machine's last-level cache
   int64_t hereBytes = 0;  ///< with kStreamAtRunTime: the value holdsAt uses (PlanOptions::streamHereBytes)
-  /// Stream, CPU stitch kernels of rowVectorValues: only the bytes are
+  /// Stream, CPU stitch kernels that peelsRows: only the bytes are
   /// tested; the version peels each row to whole lines itself, so rows of
   /// any length and outputs of any alignment stream (KernelVariant::streamPeeled).
   bool peeled = false;

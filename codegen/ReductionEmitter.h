@@ -51,8 +51,8 @@ constexpr int64_t kPrefetchChunk = 256;
 // whose first phase runs ahead, in the previous row's iteration.
 constexpr int64_t kRowsAheadMax = 4096 / 4;
 
-// CPU peeled streaming versions: the longest row whose scratch value (a
-// softmax's exp) is kept on the stack, in f32 elements (16 KiB; two rows).
+// CPU peeled streaming versions: the longest row whose scratch value
+// (outputScratch) is kept on the stack, in f32 elements (16 KiB; two rows).
 constexpr int64_t kStreamScratchRow = 4096;
 
 // Emits a planned kernel at the builder's insertion point.

@@ -39,6 +39,8 @@ void assumeStreamGuard(llvm::IRBuilderBase& b, const std::vector<llvm::Value*>& 
   b.CreateAssumption(b.CreateICmpEQ(rem, llvm::ConstantInt::get(extent->getType(), 0)));
 }
 
+bool peelsRows(const Operation& fusion) { return rowVectorValues(fusion) && vectorMathCost(fusion) == 0; }
+
 void markStreaming(llvm::Function& fn) { fn.addFnAttr(kStreamAttr); }
 
 void streamStore(llvm::IRBuilderBase& b, llvm::Value* v, llvm::Value* ptr) {

@@ -48,6 +48,13 @@ bool streamingPays(const Operation& fusion);
 void assumeStreamGuard(llvm::IRBuilderBase& b, const std::vector<llvm::Value*>& outputs, llvm::Value* extent,
                        int lineElements);
 
+/// Whether the streaming version of the CPU stitch kernel `fusion` peels its
+/// rows to the output's lines (GuardPlan::peeled: any row length and output
+/// alignment): its rows are explicit vectors (rowVectorValues) and it has no
+/// vector math. A softmax, bound by its exp, ran its rows of 343 1.11x
+/// slower so (bench/results/2026-12-04-epyc-experiments.md, section 14).
+bool peelsRows(const Operation& fusion);
+
 /// Marks `fn` a streaming version whose code places its non-temporal stores
 /// itself (streamStore): streamStores fences its returns.
 void markStreaming(llvm::Function& fn);

@@ -1,4 +1,4 @@
-// Inline polynomial exp, tanh, sigmoid and erf for f32: Cephes' range reduction with our own fits, and the rational erf of Eigen and XLA.
+// Inline polynomial exp, tanh, sigmoid, erf and gelu for f32: Cephes' range reduction with our own fits, and the rational erf of Eigen and XLA.
 #include "codegen/VectorMath.h"
 
 #include <cmath>
@@ -16,13 +16,21 @@ llvm::Value* madd(llvm::IRBuilderBase& b, llvm::Value* a, llvm::Value* x, llvm::
   return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {a->getType()}, {a, x, y});
 }
 
+// Horner's rule over `n` coefficients (highest degree first), each scaled by
+// `scale` and, with `halve`, by 1/2^k for the power k of the argument (a
+// polynomial in x/2 as one in x).
+llvm::Value* hornerScaled(llvm::IRBuilderBase& b, llvm::Value* x, const double* coeffs, size_t n, double scale,
+                          bool halve) {
+  llvm::Type* t = x->getType();
+  auto coef = [&](size_t i) { return c(t, std::ldexp(coeffs[i] * scale, halve ? -int(n - 1 - i) : 0)); };
+  llvm::Value* p = coef(0);
+  for (size_t i = 1; i < n; ++i) p = madd(b, p, x, coef(i));
+  return p;
+}
+
 // Horner's rule over `coeffs` (highest degree first) at x.
 llvm::Value* horner(llvm::IRBuilderBase& b, llvm::Value* x, std::initializer_list<double> coeffs) {
-  llvm::Type* t = x->getType();
-  auto it = coeffs.begin();
-  llvm::Value* p = c(t, *it++);
-  for (; it != coeffs.end(); ++it) p = madd(b, p, x, c(t, *it));
-  return p;
+  return hornerScaled(b, x, coeffs.begin(), coeffs.size(), 1.0, false);
 }
 
 llvm::Value* fabs(llvm::IRBuilderBase& b, llvm::Value* x) {
@@ -153,18 +161,6 @@ constexpr double kErfP[] = {-2.72614225801306e-10, 2.77068142495902e-08, -2.1010
 constexpr double kErfQ[] = {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
                             -7.37332916720468e-03, -1.42647390514189e-02};
 constexpr double kSqrt2 = 1.4142135623730951;
-
-// Horner's rule over `n` coefficients (highest degree first), each scaled by
-// `scale` and, with `halve`, by 1/2^k for the power k of the argument (a
-// polynomial in x/2 as one in x).
-llvm::Value* hornerScaled(llvm::IRBuilderBase& b, llvm::Value* x, const double* coeffs, int n, double scale,
-                          bool halve) {
-  llvm::Type* t = x->getType();
-  auto coef = [&](int i) { return c(t, std::ldexp(coeffs[i] * scale, halve ? -(n - 1 - i) : 0)); };
-  llvm::Value* p = coef(0);
-  for (int i = 1; i < n; ++i) p = madd(b, p, x, coef(i));
-  return p;
-}
 }  // namespace
 
 llvm::Value* emitFastErfF32(llvm::IRBuilderBase& b, llvm::Value* x) {
@@ -172,8 +168,7 @@ llvm::Value* emitFastErfF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   // erf(x) rounds to ±1 in f32 beyond ±3.92; clamping keeps the rational
   // function where it was fitted. Comparisons are false for NaN, so NaN
   // passes through.
-  llvm::Value* xc = b.CreateSelect(b.CreateFCmpOGT(x, c(t, 4.0)), c(t, 4.0), x);
-  xc = b.CreateSelect(b.CreateFCmpOLT(xc, c(t, -4.0)), c(t, -4.0), xc);
+  llvm::Value* xc = atLeast(b, atMost(b, x, 4.0), -4.0);
   llvm::Value* x2 = b.CreateFMul(xc, xc);
   llvm::Value* p = hornerScaled(b, x2, kErfP, 7, 1.0, false);
   llvm::Value* q = hornerScaled(b, x2, kErfQ, 5, 1.0, false);
@@ -181,8 +176,7 @@ llvm::Value* emitFastErfF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Value* r = b.CreateFMul(xc, b.CreateFDiv(p, q));
   // From 3.919206 on, erf(x) rounds to 1 in f32; the fit would stay a few
   // ULP below it (and overshoot it elsewhere by one).
-  r = b.CreateSelect(b.CreateFCmpOGT(r, c(t, 1.0)), c(t, 1.0), r);
-  r = b.CreateSelect(b.CreateFCmpOLT(r, c(t, -1.0)), c(t, -1.0), r);
+  r = atLeast(b, atMost(b, r, 1.0), -1.0);
   llvm::Value* one = b.CreateIntrinsic(llvm::Intrinsic::copysign, {t}, {c(t, 1.0), x});
   return b.CreateSelect(b.CreateFCmpOGE(fabs(b, x), c(t, 3.919206)), one, r);
 }

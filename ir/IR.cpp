@@ -106,6 +106,11 @@ const Attribute* Operation::attr(std::string_view n) const {
   return nullptr;
 }
 
+bool isTanhGelu(const Operation& op) {
+  const Attribute* a = op.kind == OpKind::Gelu ? op.attr("approximate") : nullptr;
+  return a && a->kind == Attribute::Kind::String && a->s == "tanh";
+}
+
 void Operation::setAttr(const std::string& n, Attribute a) {
   for (auto& [k, v] : attrs)
     if (k == n) {

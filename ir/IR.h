@@ -135,6 +135,10 @@ struct Operation {
   Value* result(size_t i = 0) const { return results[i].get(); }
 };
 
+/// A gelu in its tanh form (`{approximate = "tanh"}`); otherwise the exact
+/// erf form ("none" or no attribute; the verifier refuses other values).
+bool isTanhGelu(const Operation& op);
+
 /// Calls `fn` on every op of `ops` and, recursively, of fusion bodies (pre-order).
 void walkOps(const std::vector<std::unique_ptr<Operation>>& ops, const std::function<void(Operation&)>& fn);
 

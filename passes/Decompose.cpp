@@ -220,8 +220,7 @@ Value* lowerLayerNorm(Emitter& e, const Operation& op) {
 Value* lowerGelu(Emitter& e, const Operation& op) {
   Value* x = op.operands[0];
   DType dt = x->type.dtype;
-  const Attribute* a = op.attr("approximate");
-  bool tanhForm = a && a->kind == Attribute::Kind::String && a->s == "tanh";
+  bool tanhForm = isTanhGelu(op);
   Value* inner = nullptr;  // 1 + erf(...) or 1 + tanh(...)
   if (tanhForm) {
     // x^3 as two multiplies: pow would need a negative-base rule and is slower.
@@ -267,10 +266,8 @@ bool isComposite(const Operation& op) {
       // multiplies shorter than its decomposition, which kept gelu_bias
       // bound by its FMA pipes. The tanh form, and f16 and bf16 (computed
       // in f32, as the interpreter does), are decomposed.
-      const Attribute* a = op.attr("approximate");
-      bool tanhForm = a && a->kind == Attribute::Kind::String && a->s == "tanh";
       DType dt = op.results.empty() ? DType::F32 : op.result()->type.dtype;
-      return tanhForm || dt == DType::F16 || dt == DType::BF16;
+      return isTanhGelu(op) || dt == DType::F16 || dt == DType::BF16;
     }
     default:
       return false;
