@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+# Makes the model zoo of issue #36: small random-weight Hugging Face transformers, exported as users export them today.
+"""Run through make_zoo.sh (its venv has the current torch, transformers, onnx and onnxscript from PyPI).
+
+Each family is built from its transformers config class with random weights at small sizes (torch.manual_seed),
+put in eval mode and exported twice with PyTorch's exporters at their default options, only the batch and sequence
+axes made dynamic:
+
+- dynamo:      torch.onnx.export(model, (), PATH, kwargs=..., dynamo=True, dynamic_shapes=...) -- default opset,
+               optimize=True and external_data=True, so the weights may land in PATH.data beside the model;
+- torchscript: torch.onnx.export(model, (), PATH, kwargs=..., dynamo=False, dynamic_axes=...) -- default opset.
+
+PyTorch then runs the model at every size of the family and the inputs and outputs go to one NAME.npz per export
+(layout in README.md). A family that one exporter fails on is recorded in exports.json with the exception's first
+line and the script goes on. exports.json also records, per export: the opsets, IR version, the files written,
+whether there is external data, the graph inputs' and outputs' shapes and the op-type counts.
+
+Usage: make_zoo.py [family ...]   (default: all of FAMILIES)
+"""
+import collections
+import json
+import os
+import sys
+import traceback
+import warnings
+
+import numpy as np
+import torch
+import transformers as T
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SEED = 36
+
+# (batch, seq) for the encoders and prefill; (batch, past) for the decode step. 1 and the range end (batch 4, seq 32).
+SIZES = [(1, 1), (1, 7), (2, 13), (3, 5), (1, 32), (4, 32)]
+DECODE_SIZES = [(1, 1), (1, 6), (2, 17), (3, 6), (4, 32)]
+EXAMPLE = (2, 8)  # the example inputs of the exports: not 1, which torch.export would specialise on
+DECODE_EXAMPLE = (2, 5)
+
+
+class Family:
+    """One model family: how to build it, its inputs and outputs, and which of its axes are dynamic."""
+
+    def __init__(self, name, build, inputs, outputs, vocab, sizes=SIZES, example=EXAMPLE, pad_id=None, decode=None):
+        self.name, self.build, self.inputs, self.outputs = name, build, inputs, outputs
+        self.vocab, self.sizes, self.example, self.pad_id, self.decode = vocab, sizes, example, pad_id, decode
+
+
+def bert():
+    cfg = T.BertConfig(vocab_size=128, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                       intermediate_size=64, max_position_embeddings=128, type_vocab_size=2)
+    return T.BertModel(cfg)
+
+
+def distilbert():
+    cfg = T.DistilBertConfig(vocab_size=128, dim=32, n_layers=2, n_heads=2, hidden_dim=64,
+                             max_position_embeddings=128)
+    return T.DistilBertModel(cfg)
+
+
+def roberta():
+    # RoBERTa's positions start after the padding id (pad 1: positions 2..); 130 positions hold seq 128.
+    cfg = T.RobertaConfig(vocab_size=128, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                          intermediate_size=64, max_position_embeddings=130, type_vocab_size=1, pad_token_id=1)
+    return T.RobertaModel(cfg, add_pooling_layer=True)
+
+
+def gpt2_config(use_cache):
+    return T.GPT2Config(vocab_size=128, n_embd=32, n_layer=2, n_head=2, n_positions=128, use_cache=use_cache)
+
+
+def gpt2():
+    return T.GPT2LMHeadModel(gpt2_config(False))
+
+
+class Gpt2DecodeStep(torch.nn.Module):
+    """One decode step of GPT-2 with the KV cache passed in and returned as plain tensors, the way a generation loop
+    outside PyTorch needs it: (input_ids [b, 1], attention_mask [b, past + 1], past_key_L / past_value_L
+    [b, heads, past, head_dim]) -> (logits [b, 1, vocab], present_key_L / present_value_L [b, heads, past + 1, hd])."""
+
+    def __init__(self):
+        super().__init__()
+        self.lm = T.GPT2LMHeadModel(gpt2_config(True))
+
+    def forward(self, input_ids, attention_mask, past_key_0, past_value_0, past_key_1, past_value_1):
+        cache = T.DynamicCache([(past_key_0, past_value_0), (past_key_1, past_value_1)])
+        out = self.lm(input_ids=input_ids, attention_mask=attention_mask, cache=cache, use_cache=True)
+        present = out.cache if hasattr(out, "cache") else out.past_key_values
+        return (out.logits, present.layers[0].keys, present.layers[0].values,
+                present.layers[1].keys, present.layers[1].values)
+
+
+def llama():
+    cfg = T.LlamaConfig(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128, use_cache=False)
+    return T.LlamaForCausalLM(cfg)
+
+
+def t5_encoder():
+    cfg = T.T5Config(vocab_size=128, d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2,
+                     relative_attention_num_buckets=32, relative_attention_max_distance=128, use_cache=False)
+    return T.T5EncoderModel(cfg)
+
+
+def clip_text():
+    cfg = T.CLIPTextConfig(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                           num_attention_heads=2, max_position_embeddings=128)
+    return T.CLIPTextModel(cfg)
+
+
+GPT2_DECODE_HEADS, GPT2_DECODE_HEAD_DIM = 2, 16
+PASTS = ["past_key_0", "past_value_0", "past_key_1", "past_value_1"]
+PRESENTS = ["present_key_0", "present_value_0", "present_key_1", "present_value_1"]
+
+FAMILIES = [
+    Family("bert", bert, ["input_ids", "attention_mask", "token_type_ids"], ["last_hidden_state", "pooler_output"], 128),
+    Family("distilbert", distilbert, ["input_ids", "attention_mask"], ["last_hidden_state"], 128),
+    Family("roberta", roberta, ["input_ids", "attention_mask"], ["last_hidden_state", "pooler_output"], 128, pad_id=1),
+    Family("gpt2", gpt2, ["input_ids", "attention_mask"], ["logits"], 128),
+    Family("gpt2_decode", Gpt2DecodeStep, ["input_ids", "attention_mask"] + PASTS, ["logits"] + PRESENTS, 128,
+           sizes=DECODE_SIZES, example=DECODE_EXAMPLE, decode=True),
+    Family("llama", llama, ["input_ids", "attention_mask"], ["logits"], 128),
+    Family("t5_encoder", t5_encoder, ["input_ids", "attention_mask"], ["last_hidden_state"], 128),
+    Family("clip_text", clip_text, ["input_ids", "attention_mask"], ["last_hidden_state", "pooler_output"], 128),
+]
+
+
+def make_inputs(fam, b, s, seed):
+    """Inputs at batch b and seq s (the past length for the decode step). Token ids uniform in [0, vocab); the mask
+    is 1s with, for batch > 1, some trailing 0s in rows after the first (padding; never a row of 0s). The decode
+    step's mask covers past + 1 positions and pads on the left (generation pads there; the new token is never
+    padding); its past keys and values are normal."""
+    g = torch.Generator().manual_seed(seed)
+    feeds = {}
+    n = 1 if fam.decode else s
+    ids = torch.randint(0, fam.vocab, (b, n), generator=g, dtype=torch.int64)
+    total = s + 1 if fam.decode else s
+    mask = torch.ones(b, total, dtype=torch.int64)
+    for row in range(1, b):
+        pad = int(torch.randint(0, total // 2 + 1, (1,), generator=g))
+        if pad:
+            if fam.decode:
+                mask[row, :pad] = 0
+            else:
+                mask[row, total - pad:] = 0
+    if fam.pad_id is not None and not fam.decode:
+        ids = torch.where(mask == 1, ids, torch.full_like(ids, fam.pad_id))
+    feeds["input_ids"] = ids
+    feeds["attention_mask"] = mask
+    if "token_type_ids" in fam.inputs:
+        # A sentence pair: type 0 then type 1 from a random split point.
+        split = torch.randint(0, n + 1, (b, 1), generator=g)
+        feeds["token_type_ids"] = (torch.arange(n).unsqueeze(0) >= split).to(torch.int64)
+    if fam.decode:
+        for name in PASTS:
+            feeds[name] = torch.randn(b, GPT2_DECODE_HEADS, s, GPT2_DECODE_HEAD_DIM, generator=g)
+    return {k: feeds[k] for k in fam.inputs}
+
+
+def run_torch(model, fam, feeds):
+    with torch.no_grad():
+        out = model(**feeds)
+    if isinstance(out, tuple):
+        vals = list(out)
+    else:  # a transformers ModelOutput
+        vals = [out[k] for k in fam.outputs]
+    assert len(vals) == len(fam.outputs), (fam.name, len(vals))
+    return dict(zip(fam.outputs, vals))
+
+
+def dynamo_shapes(fam):
+    batch = torch.export.Dim("batch")
+    if fam.decode:
+        past = torch.export.Dim("past")
+        shapes = {"input_ids": {0: batch}, "attention_mask": {0: batch, 1: past + 1}}
+        for name in PASTS:
+            shapes[name] = {0: batch, 2: past}
+        return shapes
+    seq = torch.export.Dim("seq")
+    return {k: {0: batch, 1: seq} for k in fam.inputs}
+
+
+def torchscript_axes(fam):
+    if fam.decode:
+        axes = {"input_ids": {0: "batch"}, "attention_mask": {0: "batch", 1: "total"}, "logits": {0: "batch"}}
+        for name in PASTS:
+            axes[name] = {0: "batch", 2: "past"}
+        for name in PRESENTS:
+            axes[name] = {0: "batch", 2: "total"}
+        return axes
+    axes = {k: {0: "batch", 1: "seq"} for k in fam.inputs}
+    for k in fam.outputs:
+        axes[k] = {0: "batch"} if k == "pooler_output" else {0: "batch", 1: "seq"}
+    return axes
+
+
+class Positional(torch.nn.Module):
+    """The model called with its inputs by name and its outputs as a tuple: the usual workaround where the
+    TorchScript exporter cannot call a transformers model itself (it fills every later parameter of forward with its
+    default, positionally, and transformers 5's forward then gets use_cache twice)."""
+
+    def __init__(self, model, fam):
+        super().__init__()
+        self.model, self.fam = model, fam
+
+    def forward(self, *args):
+        return tuple(run_torch(self.model, self.fam, dict(zip(self.fam.inputs, args))).values())
+
+
+def export(model, fam, exporter, path, wrapped=False):
+    ex = make_inputs(fam, *fam.example, seed=SEED)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if exporter == "dynamo":
+            torch.onnx.export(model, (), path, kwargs=ex, dynamo=True, dynamic_shapes=dynamo_shapes(fam),
+                              input_names=fam.inputs, output_names=fam.outputs)
+        elif wrapped:
+            torch.onnx.export(Positional(model, fam), tuple(ex.values()), path, dynamo=False,
+                              dynamic_axes=torchscript_axes(fam), input_names=fam.inputs, output_names=fam.outputs)
+        else:
+            torch.onnx.export(model, (), path, kwargs=ex, dynamo=False, dynamic_axes=torchscript_axes(fam),
+                              input_names=fam.inputs, output_names=fam.outputs)
+
+
+def describe(path):
+    """What the ONNX file holds: opsets, IR version, graph inputs/outputs, op counts, external data."""
+    import onnx
+    m = onnx.load(path, load_external_data=False)
+
+    def shape(vi):
+        t = vi.type.tensor_type
+        dims = [d.dim_param if d.HasField("dim_param") else (d.dim_value if d.HasField("dim_value") else "?")
+                for d in t.shape.dim]
+        return {"name": vi.name, "elem_type": onnx.TensorProto.DataType.Name(t.elem_type), "shape": dims}
+
+    ops = collections.Counter(("" if n.domain in ("", "ai.onnx") else n.domain + "::") + n.op_type
+                              for n in m.graph.node)
+    for f in m.functions:  # local functions count apart (the exporters may emit them)
+        for n in f.node:
+            ops["(function %s) %s" % (f.name, n.op_type)] += 1
+    ext = sorted({e.value for t in m.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL
+                  for e in t.external_data if e.key == "location"})
+    n_ext = sum(1 for t in m.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL)
+    return {
+        "ir_version": m.ir_version,
+        "opsets": {(o.domain or "ai.onnx"): o.version for o in m.opset_import},
+        "producer": "%s %s" % (m.producer_name, m.producer_version),
+        "inputs": [shape(v) for v in m.graph.input],
+        "outputs": [shape(v) for v in m.graph.output],
+        "initializers": len(m.graph.initializer),
+        "external_initializers": n_ext,
+        "external_files": ext,
+        "functions": len(m.functions),
+        "nodes": len(m.graph.node),
+        "ops": dict(sorted(ops.items())),
+    }
+
+
+def make(fam, exporter, record):
+    name = "%s_%s" % (fam.name, exporter)
+    path = os.path.join(HERE, name + ".onnx")
+    for stale in (path, path + ".data", os.path.join(HERE, name + ".npz")):
+        if os.path.exists(stale):
+            os.remove(stale)
+    torch.manual_seed(SEED)
+    model = fam.build().eval()
+    def failed(e):
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        print("%s: export failed: %s: %s" % (name, type(e).__name__, first), flush=True)
+        traceback.print_exc(limit=3)
+        for stale in (path, path + ".data"):
+            if os.path.exists(stale):
+                os.remove(stale)
+        return "%s: %s" % (type(e).__name__, first[:300])
+
+    direct_error = None
+    try:
+        export(model, fam, exporter, path)
+    except Exception as e:  # PyTorch's failure, not dscc's: recorded
+        direct_error = failed(e)
+        # The TorchScript exporter cannot call transformers 5's models directly (see Positional); what users do
+        # then is wrap the model, so the fixture is the wrapped model's export, and the direct failure is recorded.
+        if exporter == "torchscript" and not fam.decode:
+            try:
+                export(model, fam, exporter, path, wrapped=True)
+            except Exception as e2:
+                record[name] = {"family": fam.name, "exporter": exporter, "export": "failed",
+                                "error": direct_error, "wrapped_error": failed(e2)}
+                return
+        else:
+            record[name] = {"family": fam.name, "exporter": exporter, "export": "failed", "error": direct_error}
+            return
+    data = {}
+    sizes = []
+    for k, (b, s) in enumerate(fam.sizes):
+        feeds = make_inputs(fam, b, s, seed=1000 * b + s)
+        outs = run_torch(model, fam, feeds)
+        for n, v in feeds.items():
+            data["in.%s.%d" % (n, k)] = v.numpy()
+        for n, v in outs.items():
+            data["out.%s.%d" % (n, k)] = v.detach().numpy()
+        sizes.append({"batch": b, "past" if fam.decode else "seq": s})
+    meta = {"family": fam.name, "exporter": exporter, "inputs": fam.inputs, "outputs": fam.outputs, "sizes": sizes}
+    data["meta"] = np.array(json.dumps(meta))
+    np.savez_compressed(os.path.join(HERE, name + ".npz"), **data)
+    files = [f for f in (name + ".onnx", name + ".onnx.data", name + ".npz") if os.path.exists(os.path.join(HERE, f))]
+    rec = {"family": fam.name, "exporter": exporter, "export": "ok" if direct_error is None else "ok, wrapped",
+           "direct_error": direct_error,
+           "files": {f: os.path.getsize(os.path.join(HERE, f)) for f in files}}
+    rec.update(describe(path))
+    record[name] = rec
+    print("%s: %s, opsets %s, IR %d, %d nodes, external data %s" % (
+        name, ", ".join("%s %d B" % kv for kv in rec["files"].items()), rec["opsets"], rec["ir_version"],
+        rec["nodes"], rec["external_files"] or "none"), flush=True)
+
+
+def main(argv):
+    chosen = argv[1:] or [f.name for f in FAMILIES]
+    unknown = set(chosen) - {f.name for f in FAMILIES}
+    if unknown:
+        print("unknown families: %s (known: %s)" % (sorted(unknown), [f.name for f in FAMILIES]), file=sys.stderr)
+        return 2
+    rec_path = os.path.join(HERE, "exports.json")
+    record = {}
+    if os.path.exists(rec_path):
+        with open(rec_path) as f:
+            record = json.load(f)
+    for fam in FAMILIES:
+        if fam.name not in chosen:
+            continue
+        for exporter in ("dynamo", "torchscript"):
+            make(fam, exporter, record)
+            with open(rec_path, "w") as f:
+                json.dump(dict(sorted(record.items())), f, indent=1)
+                f.write("\n")
+    import onnx, onnxscript
+    record["versions"] = {"torch": torch.__version__, "transformers": T.__version__, "onnx": onnx.__version__,
+                          "onnxscript": onnxscript.__version__}
+    with open(rec_path, "w") as f:
+        json.dump(dict(sorted(record.items())), f, indent=1)
+        f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
