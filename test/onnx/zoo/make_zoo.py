@@ -20,6 +20,7 @@ Usage: make_zoo.py [family ...]   (default: all of FAMILIES)
 import collections
 import json
 import os
+import re
 import sys
 import traceback
 import warnings
@@ -265,13 +266,18 @@ def make(fam, exporter, record):
     torch.manual_seed(SEED)
     model = fam.build().eval()
     def failed(e):
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        print("%s: export failed: %s: %s" % (name, type(e).__name__, first), flush=True)
+        # The exception's first line and its cause's (the exporter wraps the real error), without colour codes.
+        lines = []
+        while e is not None and len(lines) < 2:
+            first = re.sub(r"\x1b\[[0-9;]*m", "", (str(e).strip().splitlines() or [""])[0]).strip()
+            lines.append("%s: %s" % (type(e).__name__, first[:300]))
+            e = e.__cause__
+        print("%s: export failed: %s" % (name, " <- ".join(lines)), flush=True)
         traceback.print_exc(limit=3)
         for stale in (path, path + ".data"):
             if os.path.exists(stale):
                 os.remove(stale)
-        return "%s: %s" % (type(e).__name__, first[:300])
+        return " <- ".join(lines)
 
     direct_error = None
     try:
