@@ -18,6 +18,7 @@ whether there is external data, the graph inputs' and outputs' shapes and the op
 Usage: make_zoo.py [family ...]   (default: all of FAMILIES)
 """
 import collections
+import inspect
 import json
 import os
 import re
@@ -296,6 +297,17 @@ def make(fam, exporter, record):
         else:
             record[name] = {"family": fam.name, "exporter": exporter, "export": "failed", "error": direct_error}
             return
+    desc = describe(path)
+    # Graph inputs the exporter added on its own: the TorchScript exporter passes every later parameter of forward
+    # that has a default, and a number becomes an input (GPT-2's and Llama's logits_to_keep=0). Fed that default.
+    extra = {}
+    params = inspect.signature(model.forward).parameters
+    for vi in desc["inputs"]:
+        if vi["name"] not in fam.inputs:
+            default = params[vi["name"]].default if vi["name"] in params else None
+            if not isinstance(default, (int, float)) or isinstance(default, bool):
+                raise SystemExit("%s: graph input %s is not one of the model's inputs" % (name, vi["name"]))
+            extra[vi["name"]] = default
     data = {}
     sizes = []
     for k, (b, s) in enumerate(fam.sizes):
@@ -303,17 +315,20 @@ def make(fam, exporter, record):
         outs = run_torch(model, fam, feeds)
         for n, v in feeds.items():
             data["in.%s.%d" % (n, k)] = v.numpy()
+        for n, v in extra.items():
+            data["in.%s.%d" % (n, k)] = np.array(v, dtype=np.int64 if isinstance(v, int) else np.float32)
         for n, v in outs.items():
             data["out.%s.%d" % (n, k)] = v.detach().numpy()
         sizes.append({"batch": b, "past" if fam.decode else "seq": s})
-    meta = {"family": fam.name, "exporter": exporter, "inputs": fam.inputs, "outputs": fam.outputs, "sizes": sizes}
+    meta = {"family": fam.name, "exporter": exporter, "inputs": fam.inputs + list(extra), "outputs": fam.outputs,
+            "sizes": sizes}
     data["meta"] = np.array(json.dumps(meta))
     np.savez_compressed(os.path.join(HERE, name + ".npz"), **data)
     files = [f for f in (name + ".onnx", name + ".onnx.data", name + ".npz") if os.path.exists(os.path.join(HERE, f))]
     rec = {"family": fam.name, "exporter": exporter, "export": "ok" if direct_error is None else "ok, wrapped",
-           "direct_error": direct_error,
+           "direct_error": direct_error, "extra_inputs": extra,
            "files": {f: os.path.getsize(os.path.join(HERE, f)) for f in files}}
-    rec.update(describe(path))
+    rec.update(desc)
     record[name] = rec
     print("%s: %s, opsets %s, IR %d, %d nodes, external data %s" % (
         name, ", ".join("%s %d B" % kv for kv in rec["files"].items()), rec["opsets"], rec["ir_version"],
