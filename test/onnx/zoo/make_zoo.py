@@ -266,6 +266,11 @@ def make(fam, exporter, record):
             os.remove(stale)
     torch.manual_seed(SEED)
     model = fam.build().eval()
+    # transformers initialises biases to 0 and norms to 1; trained models have neither, and a bias or norm weight
+    # that an importer drops must show. Every parameter moves by N(0, 0.02^2).
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.02)
     def failed(e):
         # The exception's first line and its cause's (the exporter wraps the real error), without colour codes.
         lines = []
