@@ -112,14 +112,21 @@ bool foldBinary(Ctx& c, const onnx::NodeProto& n, const std::string& op) {
       } else {
         return false;
       }
-    } else if (op == "Max") r.push_back(DimExpr::max(p, q));
-    else if (op == "Min") r.push_back(DimExpr::min(p, q));
-    else if (op == "Equal" || op == "Less" || op == "Greater") {
-      DimExpr d = p - q;
-      if (!d.isConst()) return false;
-      int64_t v = d.constValue();
-      r.push_back(DimExpr(op == "Equal" ? v == 0 : op == "Less" ? v < 0 : v > 0));
+    } else if (op == "Max") r.push_back(simplified(c, DimExpr::max(p, q)));
+    else if (op == "Min") r.push_back(simplified(c, DimExpr::min(p, q)));
+    else if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual") {
+      // Decided by the solver where the facts decide it (a dim is never -1:
+      // TorchScript's `expand(-1)` compares a shape with -1).
+      bool swap = op == "Greater" || op == "GreaterOrEqual";
+      std::string rel = op == "Equal" ? "==" : (op == "Less" || op == "Greater") ? "<" : "<=";
+      Tri t = compareDims(c, rel, swap ? q : p, swap ? p : q);
+      if (t == Tri::Unknown) return false;
+      r.push_back(DimExpr(t == Tri::Proved ? 1 : 0));
       dt = DType::I1;
+    } else if (op == "And" || op == "Or" || op == "Xor") {
+      if (!p.isConst() || !q.isConst()) return false;
+      bool u = p.constValue() != 0, w = q.constValue() != 0;
+      r.push_back(DimExpr(op == "And" ? (u && w) : op == "Or" ? (u || w) : (u != w)));
     } else return false;
   }
   define(c, n, 0, known(dt, std::move(r), vector));
@@ -189,7 +196,7 @@ bool foldNode(Ctx& c, const onnx::NodeProto& n) {
     OValue o;
     std::shared_ptr<Tensor> t;
     if (const auto* a = findAttr(n, "value")) {
-      t = tensorOf(a->t());
+      t = tensorOf(a->t(), c.external);
     } else if (const auto* a = findAttr(n, "value_float")) {
       t = std::make_shared<Tensor>(Tensor::zeros(DType::F32, {}));
       t->setF(0, a->f());
@@ -244,6 +251,15 @@ bool foldNode(Ctx& c, const onnx::NodeProto& n) {
     define(c, n, 0, o);
     return true;
   }
+  if (op == "Not" && hasElems(0)) {
+    std::vector<DimExpr> e;
+    for (const auto& d : *in(0)->elems) {
+      if (!d.isConst()) return false;
+      e.push_back(DimExpr(d.constValue() == 0));
+    }
+    define(c, n, 0, known(in(0)->type.dtype, e, in(0)->type.rank() == 1));
+    return true;
+  }
   if (op == "Neg" && hasElems(0)) {
     std::vector<DimExpr> e;
     for (const auto& d : *in(0)->elems) e.push_back(-d);
@@ -251,7 +267,8 @@ bool foldNode(Ctx& c, const onnx::NodeProto& n) {
     return true;
   }
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Mod" || op == "Max" || op == "Min" || op == "Equal" ||
-      op == "Less" || op == "Greater") {
+      op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" || op == "And" || op == "Or" ||
+      op == "Xor") {
     if (n.input_size() != 2) return false;
     return foldBinary(c, n, op);
   }
@@ -352,7 +369,7 @@ bool foldNode(Ctx& c, const onnx::NodeProto& n) {
   if (op == "ConstantOfShape" && hasElems(0)) {
     const auto& shape = *in(0)->elems;
     const auto* a = findAttr(n, "value");
-    auto v = a ? tensorOf(a->t()) : nullptr;
+    auto v = a ? tensorOf(a->t(), c.external) : nullptr;
     DType dt = v ? v->dtype : DType::F32;
     if (shape.size() != 1 || !shape[0].isConst() || shape[0].constValue() > 64 || !(isInteger(dt) || isBool(dt)))
       return false;

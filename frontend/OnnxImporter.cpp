@@ -72,9 +72,10 @@ DType dtypeOf(int t) {
   }
 }
 
-std::shared_ptr<Tensor> tensorOf(const onnx::TensorProto& t) {
-  if (t.data_location() == onnx::TensorProto::EXTERNAL)
-    throw ImportError("tensor '" + t.name() + "' keeps its data in an external file, which is not supported");
+std::shared_ptr<Tensor> tensorOf(const onnx::TensorProto& t, ExternalData* ext) {
+  bool external = t.data_location() == onnx::TensorProto::EXTERNAL;
+  if (external && !ext)
+    throw ImportError("tensor '" + t.name() + "' keeps its data in an external file, which is read only for a model's initializers");
   if (t.has_segment()) throw ImportError("tensor '" + t.name() + "' is segmented, which is not supported");
   DType dt = dtypeOf(t.data_type());
   std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
@@ -97,8 +98,18 @@ std::shared_ptr<Tensor> tensorOf(const onnx::TensorProto& t) {
     case onnx::TensorProto::INT64: given = t.int64_data_size(); break;
     default: given = t.int32_data_size();
   }
-  if (t.has_raw_data()) given = int64_t(t.raw_data().size() / std::max<size_t>(dtypeSize(dt), 1));
-  if (given != n || (t.has_raw_data() && t.raw_data().size() != size_t(n) * dtypeSize(dt))) bad(size_t(given));
+  // External data is read in place from its mapping, as raw_data would be.
+  std::string_view raw;
+  bool hasRaw = t.has_raw_data() || external;
+  if (external) {
+    if (n > int64_t(memoryLimit() / int64_t(std::max<size_t>(dtypeSize(dt), 1))))
+      throw ImportError("tensor '" + t.name() + "' has " + std::to_string(n) + " elements, over the memory limit");
+    raw = ext->bytes(t, size_t(n) * dtypeSize(dt));
+  } else if (t.has_raw_data()) {
+    raw = t.raw_data();
+  }
+  if (hasRaw) given = int64_t(raw.size() / std::max<size_t>(dtypeSize(dt), 1));
+  if (given != n || (hasRaw && raw.size() != size_t(n) * dtypeSize(dt))) bad(size_t(given));
   std::shared_ptr<Tensor> r;
   try {
     r = std::make_shared<Tensor>(Tensor::zeros(dt, shape));
@@ -106,8 +117,7 @@ std::shared_ptr<Tensor> tensorOf(const onnx::TensorProto& t) {
     throw ImportError("tensor '" + t.name() + "': " + e.what());
   }
   size_t bytes = r->bytes.size();
-  if (t.has_raw_data()) {
-    const std::string& raw = t.raw_data();
+  if (hasRaw) {
     if (bytes) std::memcpy(r->bytes.data(), raw.data(), bytes);
     if (dt == DType::I1)
       for (int64_t k = 0; k < n; ++k) r->bytes[k] = r->bytes[k] != 0;
@@ -204,11 +214,31 @@ Value* Ctx::emit(OpKind kind, std::vector<Value*> operands, std::vector<std::pai
   }
   op->hasExplicitType = true;
   Value* v = op->result();
+  // Dims the user never wrote (a position table's slice gives max(0, min(128, seq)))
+  // read as the facts make them: `seq` under `seq in [1, 128]`.
+  for (DimExpr& d : v->type.dims) d = simplified(*this, d);
   if (std::string why = badDims(v->type); !why.empty())
     throw ImportError("cannot convert to '" + std::string(opInfo(kind).name) + "': the result " + v->type.str() + " " + why);
   f->ops.push_back(std::move(op));
   opComments.push_back(nodeTag);
+  opLabels.push_back(nodeLabel);
   return v;
+}
+
+DimExpr simplified(Ctx& c, const DimExpr& a) {
+  if (!c.solver || a.isConst() || a.isSymbol()) return a;
+  return c.solver->simplify(a);
+}
+
+Tri compareDims(Ctx& c, const std::string& op, const DimExpr& a, const DimExpr& b) {
+  DimExpr d = a - b;
+  if (d.isConst()) {
+    int64_t v = d.constValue();
+    return (op == "==" ? v == 0 : op == "<" ? v < 0 : v <= 0) ? Tri::Proved : Tri::Disproved;
+  }
+  if (!c.solver) return Tri::Unknown;
+  Answer r = op == "==" ? c.solver->equal(a, b) : op == "<" ? c.solver->lessThan(a, b) : c.solver->lessEqual(a, b);
+  return r.tri;
 }
 
 Value* Ctx::scalar(DType dt, double v) {
@@ -432,20 +462,37 @@ Type inputType(Ctx& c, const onnx::ValueInfoProto& vi, const ImportOptions& opts
   return ty;
 }
 
-std::string nodeLabel(const onnx::NodeProto& n, int index, int64_t opset) {
+// The node, its op and opset, and the types of its inputs as dim expressions
+// (`node 'fc/MatMul' (MatMul, opset 14; inputs f32[batch, 4], f32[4, 3])`).
+std::string nodeLabel(const Ctx& c, const onnx::NodeProto& n, int index, int64_t opset) {
   std::string who = n.name().empty() ? "#" + std::to_string(index) : "'" + n.name() + "'";
-  return "node " + who + " (" + n.op_type() + ", opset " + std::to_string(opset) + ")";
+  std::string s = "node " + who + " (" + n.op_type() + ", opset " + std::to_string(opset);
+  std::string ins;
+  for (int i = 0; i < n.input_size(); ++i) {
+    if (i == 6) {
+      ins += ", ...";
+      break;
+    }
+    auto it = n.input(i).empty() ? c.vals.end() : c.vals.find(n.input(i));
+    ins += (i ? ", " : "") + (it == c.vals.end() ? std::string("-") : it->second.type.str());
+  }
+  if (!ins.empty()) s += "; inputs " + ins;
+  return s + ")";
 }
 
-// The program text: one op a line, each with the node it came from.
-std::string programText(const Ctx& c, const std::vector<std::string>& facts) {
+// The program text: one op a line, each with the node it came from;
+// `labels` gets each line's origin in the model.
+std::string programText(const Ctx& c, const std::vector<std::string>& facts, std::map<int, std::string>& labels) {
   const Function& f = *c.f;
   std::string s = "// Imported from ONNX by `dscc import`.\nfunc @main(";
+  int line = 2;
+  labels[line] = "graph inputs and outputs";
   for (size_t i = 0; i < f.args.size(); ++i) s += (i ? ", %" : "%") + f.args[i]->name + ": " + f.args[i]->type.str();
   s += ") -> ";
   s += printResultTypes(f);
   if (!facts.empty()) {
     s += "\n    where ";
+    labels[++line] = "--where";
     for (size_t i = 0; i < facts.size(); ++i) s += (i ? ", " : "") + facts[i];
   }
   s += " {\n";
@@ -453,7 +500,9 @@ std::string programText(const Ctx& c, const std::vector<std::string>& facts) {
     s += "  " + printOp(*f.ops[k]);
     if (!c.opComments[k].empty()) s += "  // " + c.opComments[k];
     s += "\n";
+    labels[++line] = c.opLabels[k].empty() ? "graph outputs" : c.opLabels[k];
   }
+  labels[++line] = "graph outputs";
   s += "  return";
   for (size_t i = 0; i < f.returns.size(); ++i) s += (i ? ", %" : " %") + f.returns[i]->name;
   s += "\n}\n";
@@ -484,6 +533,24 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
   // The checker knows the opsets up to this library's; a newer model is not
   // refused for that, only checked where the library can.
   int64_t known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
+  // External data is resolved against the model's folder before anything
+  // reads it; a location that leaves the folder is refused here.
+  ExternalData external(path);
+  std::vector<std::pair<onnx::StringStringEntryProto*, std::string>> relocated;  // (entry, its location)
+  for (auto& t : *model.mutable_graph()->mutable_initializer()) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
+    for (auto& kv : *t.mutable_external_data()) {
+      if (kv.key() != "location") continue;
+      std::string full;
+      try {
+        full = external.resolve(kv.value());
+      } catch (const ImportError& e) {
+        return fail("initializer '" + t.name() + "': " + e.what());
+      }
+      relocated.emplace_back(&kv, kv.value());
+      kv.set_value(full);  // the checker looks for the file from the working folder: give it the resolved path
+    }
+  }
   if (opset <= known) {
     try {
       onnx::checker::check_model(model);
@@ -493,6 +560,7 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
       return fail("the ONNX checker rejects the model: " + what);
     }
   }
+  for (auto& [kv, location] : relocated) kv->set_value(location);
   // ONNX's own shape inference (with data propagation), as a cross-check of
   // the static dims dscc derives; only where the library knows the opset.
   std::map<std::string, std::vector<int64_t>> inferred;  // -1: a dim it leaves open
@@ -514,10 +582,26 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
   auto module = std::make_unique<Module>();
   module->funcs.push_back(std::make_unique<Function>());
   Ctx c;
+  ShapeSolver solver;
+  c.solver = &solver;
+  if (!opts.facts.empty()) {
+    // The facts as the program will state them (a malformed one is reported,
+    // located, when the program is parsed; here it is only left out).
+    std::string text = "func @main() -> () where ";
+    for (size_t k = 0; k < opts.facts.size(); ++k) text += (k ? ", " : "") + opts.facts[k];
+    text += " {\n  return\n}\n";
+    SourceMgr sm;
+    std::ostringstream sink;
+    DiagEngine d(sm, sink);
+    d.setCapture(true);
+    if (auto fm = parseModule(sm, sm.addBuffer("--where", text), d); fm && !fm->funcs.empty())
+      for (const Fact& fact : fm->funcs[0]->facts) solver.addFact(fact);
+  }
   c.f = module->funcs[0].get();
   c.f->name = "main";
   c.weights = &out.weights;
   c.weightPrefix = weightPrefix;
+  c.external = &external;
   c.opset = opset;
   std::string where;  // the graph part being read, for messages
   try {
@@ -566,7 +650,7 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
       const onnx::TensorProto& t = g.initializer(ti);
       where = "initializer '" + t.name() + "': ";
       OValue o;
-      o.cst = tensorOf(t);
+      o.cst = tensorOf(t, c.external);
       // The proto's copy of the data is no longer needed: a model's weights are held once.
       onnx::TensorProto* mt = model.mutable_graph()->mutable_initializer(ti);
       std::string().swap(*mt->mutable_raw_data());
@@ -582,7 +666,8 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
     }
     for (int k = 0; k < g.node_size(); ++k) {
       const auto& n = g.node(k);
-      where = nodeLabel(n, k, opset) + ": ";
+      c.nodeLabel = nodeLabel(c, n, k, opset);
+      where = c.nodeLabel + ": ";
       if (!n.domain().empty() && n.domain() != "ai.onnx") throw ImportError("domain '" + n.domain() + "' is not supported");
       c.nodeTag = "node " + (n.name().empty() ? "#" + std::to_string(k) : "'" + n.name() + "'") + " (" + n.op_type() + ")";
       for (int i = 0; i < n.input_size(); ++i)
@@ -591,6 +676,7 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
       if (!foldNode(c, n)) convertNode(c, n);
     }
     c.nodeTag = "";
+    c.nodeLabel = "";
     for (const auto& vi : g.output()) {
       where = "graph output '" + vi.name() + "': ";
       auto it = c.vals.find(vi.name());
@@ -623,7 +709,7 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
         << t.str() << "\n";
   }
   if (disagree > 5) err << path << ": warning: ... and " << disagree - 5 << " more shape inference disagreements\n";
-  out.text = programText(c, opts.facts);
+  out.text = programText(c, opts.facts, out.lineLabels);
   return true;
 }
 
@@ -632,6 +718,7 @@ std::unique_ptr<Module> importOnnxModule(const std::string& path, const ImportOp
   Imported imp;
   if (!importOnnx(path, opts, "", imp, err)) return nullptr;
   int id = sm.addBuffer(path, imp.text);
+  sm.setGenerated(id, imp.lineLabels);
   auto m = parseModule(sm, id, diags);
   if (!m) return nullptr;
   for (auto& f : m->funcs)

@@ -33,6 +33,10 @@ struct Imported {
   std::map<std::string, std::string> inputNames;
   /// ONNX graph output names, in return order.
   std::vector<std::string> outputNames;
+  /// Line of `text` -> what of the model it came from (`node 'N' (Op, opset
+  /// K; inputs f32[batch, 4])`, `graph inputs`), for diagnostics that must
+  /// not cite lines of a text the user never saw.
+  std::map<int, std::string> lineLabels;
 };
 
 /// Reads and converts `path`. Errors go to `err` as `PATH: error: node 'N'

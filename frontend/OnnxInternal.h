@@ -7,11 +7,13 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "frontend/OnnxImporter.h"
 #include "ir/IR.h"
 #include "ir/Tensor.h"
+#include "passes/ShapeSolver.h"
 
 namespace onnx {
 class NodeProto;
@@ -33,6 +35,35 @@ struct ImportError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The external-data files of one model (ONNX's `data_location: EXTERNAL`):
+/// each location is resolved against the model's folder, must stay inside it,
+/// and is mapped once; tensors copy their bytes out of the mapping, so a
+/// model's weights are held once, as for weights inside the protobuf.
+class ExternalData {
+ public:
+  /// For the model file `modelPath` (its folder is where locations point).
+  explicit ExternalData(const std::string& modelPath);
+  ~ExternalData();
+  ExternalData(const ExternalData&) = delete;
+  ExternalData& operator=(const ExternalData&) = delete;
+  /// The absolute path of `location`; throws ImportError when it is absolute
+  /// or leaves the model's folder (by `..` or by a symbolic link).
+  std::string resolve(const std::string& location) const;
+  /// The `need` bytes of tensor `t`'s data (its `location`, `offset`,
+  /// `length`); throws ImportError when the file is missing, not a regular
+  /// file, too short, or the length disagrees with the tensor's elements.
+  std::string_view bytes(const onnx::TensorProto& t, size_t need);
+
+ private:
+  struct Map {
+    const char* data = nullptr;
+    size_t size = 0;
+  };
+  const Map& map(const std::string& location);
+  std::string dir_;
+  std::map<std::string, Map> maps_;
+};
+
 /// One ONNX value: its type, its IR value once materialised, and what is
 /// known of its contents at import time (shape arithmetic is folded).
 struct OValue {
@@ -50,9 +81,16 @@ struct Ctx {
   std::map<std::string, std::pair<Value*, int>> symSource;  ///< symbol -> (argument, axis) it is the size of
   std::map<std::string, std::shared_ptr<const Tensor>>* weights = nullptr;
   std::string weightPrefix;
+  ExternalData* external = nullptr;  ///< the model's external-data files (null: none may be read)
+  /// Decides relations of dims under the `--where` facts (dims are sizes,
+  /// never negative): comparisons of shape values fold, and the dims of
+  /// every result are simplified against the facts.
+  ShapeSolver* solver = nullptr;
   int64_t opset = 0;       ///< the default domain's opset
   std::string nodeTag;     ///< `node 'N' (Op)`, for the comments of the ops it emits
   std::vector<std::string> opComments;  ///< per op of f, what ONNX node it came from
+  std::string nodeLabel;   ///< the node with its opset and input shapes, for diagnostics
+  std::vector<std::string> opLabels;    ///< per op of f, its node's nodeLabel
   /// Symbols of the graph inputs' dims: (generated, dim_param or generated name) -> IR symbol.
   std::map<std::pair<bool, std::string>, std::string> dimSyms;
   /// Symbol names spoken for: dim_params that are identifiers already, the
@@ -76,12 +114,18 @@ struct Ctx {
   OValue wrap(Value* v) const;
 };
 
+/// `a` simplified against the facts (min/max/bcast the solver decides).
+DimExpr simplified(Ctx& c, const DimExpr& a);
+/// Proved, Disproved or Unknown: `a OP b` for OP one of == < <= (sizes are non-negative).
+Tri compareDims(Ctx& c, const std::string& op, const DimExpr& a, const DimExpr& b);
+
 /// Sanitises `s` into an IR identifier (`[A-Za-z_][A-Za-z0-9_.$]*`, no keyword).
 std::string sanitize(const std::string& s);
 /// The dscc dtype of ONNX TensorProto data type `t`; throws ImportError for others.
 DType dtypeOf(int t);
-/// The contents of a TensorProto; throws ImportError on what cannot be read.
-std::shared_ptr<Tensor> tensorOf(const onnx::TensorProto& t);
+/// The contents of a TensorProto, external data read through `ext`; throws
+/// ImportError on what cannot be read.
+std::shared_ptr<Tensor> tensorOf(const onnx::TensorProto& t, ExternalData* ext = nullptr);
 /// The product of `dims[from, to)`.
 DimExpr product(const std::vector<DimExpr>& dims, size_t from, size_t to);
 

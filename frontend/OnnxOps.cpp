@@ -475,6 +475,24 @@ void Conv::more() {
     };
     for (auto& d : starts) clampBound(d);
     for (auto& d : ends) clampBound(d);
+    // ONNX's rule for a bound b of a dim D: a negative b counts from the end
+    // (b + D), then it is clamped to [0, D] (steps > 0). The IR's slice takes
+    // a symbolic bound as a count from the start, so a symbolic b that may be
+    // negative (T5's `x[-seq:]`) is rewritten exactly as
+    // clamp(b + D * [b < 0], 0, D), with [b < 0] = min(max(-b, 0), 1); the
+    // facts then simplify it (to min(b, D) when b >= 0 is proved, to
+    // max(D - seq, 0) when b = -seq and seq >= 1).
+    for (size_t k2 = 0; k2 < starts.size(); ++k2) {
+      for (DimExpr* b : {&starts[k2], &ends[k2]}) {
+        if (b->isConst() || compareDims(c, "<=", DimExpr(0), *b) == Tri::Proved) continue;
+        const DimExpr& D = x->type.dims[axisOf(ax[k2], x->type.rank())];
+        if (steps[k2] < 0)
+          unsupported("the bound " + b->str() + " may be negative with a negative step (give --where facts that make it "
+                      "non-negative)");
+        DimExpr negative = DimExpr::min(DimExpr::max(-*b, DimExpr(0)), DimExpr(1));
+        *b = simplified(c, DimExpr::min(DimExpr::max(*b + D * negative, DimExpr(0)), D));
+      }
+    }
     // A step of INT64_MIN has no negation (the slice's size divides by -step);
     // any step longer than a dim takes one element, so +-2^62 is the same slice.
     for (auto& st : steps) st = std::clamp(st, -(int64_t(1) << 62), int64_t(1) << 62);
@@ -507,7 +525,7 @@ void Conv::more() {
   if (op == "ConstantOfShape") {
     auto shape = knownInts(c, n, 0, "the shape");
     const auto* a = findAttr(n, "value");
-    std::shared_ptr<Tensor> v = a ? tensorOf(a->t()) : nullptr;
+    std::shared_ptr<Tensor> v = a ? tensorOf(a->t(), c.external) : nullptr;
     DType dt = v ? v->dtype : DType::F32;
     double val = v && v->numel() ? v->getF(0) : 0.0;
     return out(emit(OpKind::BroadcastTo, {c.scalar(dt, val)}, {}, Type{dt, shape}));

@@ -95,9 +95,36 @@ std::string SourceMgr::lineText(int id, int line) const {
   return s;
 }
 
+void SourceMgr::setGenerated(int id, std::map<int, std::string> labels) {
+  bufs_[id].generated = true;
+  bufs_[id].labels = std::move(labels);
+}
+
+bool SourceMgr::generated(int id) const {
+  return id >= 0 && id < static_cast<int>(bufs_.size()) && bufs_[id].generated;
+}
+
+std::string SourceMgr::lineLabel(int id, int line) const {
+  if (!generated(id)) return "";
+  auto it = bufs_[id].labels.find(line);
+  return it == bufs_[id].labels.end() ? "" : it->second;
+}
+
 std::string DiagEngine::format(const Diagnostic& d) const {
   static const char* kinds[] = {"error", "warning", "note"};
   std::string out;
+  if (d.loc.valid() && sm_.generated(d.loc.file)) {
+    // A generated text (an imported model): the file the user has, the part
+    // of it the line came from, and the line itself as the program it became.
+    std::string label = sm_.lineLabel(d.loc.file, d.loc.line);
+    out += sm_.name(d.loc.file) + ": " + kinds[static_cast<int>(d.severity)] + ": " + (label.empty() ? "" : label + ": ") +
+           d.message + "\n";
+    std::string line = sm_.lineText(d.loc.file, d.loc.line);
+    if (size_t c = line.find("  // "); c != std::string::npos) line.resize(c);
+    size_t b = line.find_first_not_of(' ');
+    if (b != std::string::npos) out += "  imported as: " + line.substr(b) + "\n";
+    return out;
+  }
   if (d.loc.valid())
     out += sm_.name(d.loc.file) + ":" + std::to_string(d.loc.line) + ":" +
            std::to_string(d.loc.col) + ": ";

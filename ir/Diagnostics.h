@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -40,10 +41,19 @@ class SourceMgr {
   const std::string& text(int id) const { return bufs_[id].text; }
   /// The text of a 1-based line without its newline ("" if out of range).
   std::string lineText(int id, int line) const;
+  /// Marks buffer `id` as generated from another file (an imported ONNX
+  /// model): diagnostics in it name `labels[line]` (the ONNX node a line
+  /// came from) instead of a line and column of a text the user never saw.
+  void setGenerated(int id, std::map<int, std::string> labels);
+  /// Whether buffer `id` is generated; its label for `line` ("" if none).
+  bool generated(int id) const;
+  std::string lineLabel(int id, int line) const;
 
  private:
   struct Buf {
     std::string name, text;
+    bool generated = false;
+    std::map<int, std::string> labels;
   };
   std::vector<Buf> bufs_;
 };

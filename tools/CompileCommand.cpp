@@ -319,8 +319,8 @@ int cmdCompile(const CompileOpts& o) {
 
 Command addCompileCommand(CLI::App& app) {
   auto o = std::make_shared<CompileOpts>();
-  auto* c = app.add_subcommand("compile", "compile a program to a shared library (or object, header, IR, assembly)");
-  c->add_option("file", o->file, "the .dsc program")->required();
+  auto* c = app.add_subcommand("compile", "compile a program (.dsc) or ONNX model (.onnx) to a shared library (or object, header, IR, assembly)");
+  c->add_option("file", o->file, "the .dsc program or ONNX model (.onnx)")->required();
   c->add_option("-o,--output", o->output,
                 "output file (default: FILE's stem + .so; text kinds to stdout); with several --emit kinds, the stem");
   c->add_option("--func", o->func, "the function to compile (default: @main or the only one)");

@@ -80,7 +80,7 @@ int cmdExplain(const ExplainOpts& o) {
 Command addExplainCommand(CLI::App& app) {
   auto o = std::make_shared<ExplainOpts>();
   auto* c = app.add_subcommand("explain", "show each kernel and which version runs at given sizes, and why");
-  c->add_option("file", o->file, "the .dsc program")->required();
+  c->add_option("file", o->file, "the .dsc program or ONNX model (.onnx)")->required();
   c->add_option("--dim", o->dims, "SYMBOL=N: a size (repeatable; every symbol of the inputs)")->allow_extra_args(false);
   c->add_option("--func", o->func, "the function (default: @main or the only one)");
   c->add_option("--vector-width", o->vectorWidth, "as for dscc compile (default on the CPU: 16 for loop kernels, 8 for reductions; on the GPU 16 bytes over each kernel's widest element)");

@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+#include "ir/InputRanges.h"
 #include "ir/Interpreter.h"
 #include "ir/Npy.h"
 #include "ir/Parser.h"
@@ -54,20 +55,21 @@ static_assert(int(DType::F32) == DSCC_F32 && int(DType::F16) == DSCC_F16 && int(
               int(DType::I8) == DSCC_I8 && int(DType::I1) == DSCC_I1);
 
 // Fills `t` with reproducible random values: floats uniform in [-1, 1),
-// integers uniform in [0, 4), i1 fair coin flips.
-void fillRandom(Tensor& t, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> f(-1.0, 1.0);
-  std::uniform_int_distribution<int64_t> i(0, 3);
+// integers uniform in [0, 4), i1 fair coin flips; or uniform in `range`
+// ([lo, hi): what the program reads the input as, or --random-range).
+void fillRandom(Tensor& t, std::mt19937_64& rng, const std::optional<InputRange>& range) {
+  std::uniform_real_distribution<double> f(range ? double(range->lo) : -1.0, range ? double(range->hi) : 1.0);
+  std::uniform_int_distribution<int64_t> i(range ? range->lo : 0, range ? range->hi - 1 : 3);
   for (int64_t k = 0; k < t.numel(); ++k) {
     if (isFloat(t.dtype)) t.setF(k, f(rng));
-    else if (isBool(t.dtype)) t.setI(k, i(rng) & 1);
+    else if (isBool(t.dtype)) t.setI(k, range ? i(rng) != 0 : i(rng) & 1);
     else t.setI(k, i(rng));
   }
 }
 
 struct RunOpts {
   std::string file, func, outDir;
-  std::vector<std::string> inputs, dims;
+  std::vector<std::string> inputs, dims, randomRanges;
   bool random = false;
   uint64_t seed = 0;
   // Compiled models only.
@@ -143,6 +145,36 @@ int prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inpu
     }
     given[k] = std::move(*t);
   }
+  // What each random input is drawn from: --random-range, else what the
+  // program reads it as (indices into a table, a mask), else the default.
+  std::vector<std::optional<InputRange>> ranges = inputRanges(f, env);
+  for (const auto& spec : o.randomRanges) {
+    size_t eq = spec.find('='), colon = spec.find(':', eq == std::string::npos ? 0 : eq);
+    std::string name = eq == std::string::npos ? "" : spec.substr(0, eq);
+    if (!name.empty() && name[0] == '%') name = name.substr(1);
+    char* end = nullptr;
+    int64_t lo = 0, hi = 0;
+    bool ok = eq != std::string::npos && colon != std::string::npos && !name.empty();
+    if (ok) {
+      std::string a = spec.substr(eq + 1, colon - eq - 1), b = spec.substr(colon + 1);
+      errno = 0;
+      lo = std::strtoll(a.c_str(), &end, 10);
+      ok = !a.empty() && *end == 0 && errno == 0;
+      hi = std::strtoll(b.c_str(), &end, 10);
+      ok = ok && !b.empty() && *end == 0 && errno == 0 && lo < hi;
+    }
+    if (!ok) {
+      error("bad --random-range '" + spec + "' (expected NAME=LO:HI with integers LO < HI; values are drawn from [LO, HI))");
+      return kUsageError;
+    }
+    size_t k = 0;
+    while (k < f.args.size() && f.args[k]->name != name) ++k;
+    if (k == f.args.size()) {
+      error("--random-range: '@" + f.name + "' has no argument '%" + name + "'");
+      return kUsageError;
+    }
+    ranges[k] = InputRange{lo, hi, "--random-range"};
+  }
   std::mt19937_64 rng(o.seed);
   inputs.clear();
   // Every shape is known, checked against the facts and sized before any
@@ -196,7 +228,7 @@ int prepareInputs(const Function& f, const RunOpts& o, std::vector<Tensor>& inpu
     const Value& a = *f.args[k];
     try {
       Tensor t = Tensor::zeros(a.type.dtype, shapes[k]);
-      fillRandom(t, rng);
+      fillRandom(t, rng, ranges[k]);
       inputs.push_back(std::move(t));
     } catch (const TensorSizeError& e) {
       diags.error(a.loc, "cannot allocate random input %" + a.name + ": " + e.what());
@@ -286,7 +318,11 @@ Function* loadFunction(std::unique_ptr<Module>& m, SourceMgr& sm, int id, DiagEn
 // -i of an ONNX model takes its input names; the program's arguments are the sanitised ones.
 RunOpts withArgumentNames(const RunOpts& o, const frontend::Imported& names) {
   RunOpts r = o;
-  for (std::string& spec : r.inputs) {
+  std::vector<std::string*> specs;
+  for (std::string& spec : r.inputs) specs.push_back(&spec);
+  for (std::string& spec : r.randomRanges) specs.push_back(&spec);
+  for (std::string* p : specs) {
+    std::string& spec = *p;
     size_t eq = spec.find('=');
     if (eq == std::string::npos) continue;
     auto it = names.inputNames.find(spec.substr(0, eq));
@@ -720,12 +756,16 @@ Command addRunCommand(CLI::App& app) {
   auto* run = app.add_subcommand(
       "run", "run a .dsc program or ONNX model (.onnx) in the reference interpreter, or a compiled model (.so from "
       "`dscc compile`)");
-  run->add_option("file", o->file, "the .dsc program or compiled model .so")->required();
+  run->add_option("file", o->file, "the .dsc program, ONNX model (.onnx) or compiled model .so")->required();
   run->add_option("-i,--input", o->inputs, "NAME=FILE.npy: an input (repeatable)")->allow_extra_args(false);
   run->add_flag("--random", o->random,
-                "fill inputs not given with -i with random data: floats uniform in [-1, 1), integers 0 to 3, i1 0 or 1 "
-                "(docs/compile.md)");
+                "fill inputs not given with -i with random data: floats uniform in [-1, 1), i1 0 or 1, integers by what "
+                "the program reads them as (--random-range), else 0 to 3 (docs/compile.md)");
   run->add_option("--seed", o->seed, "seed for --random (default 0)");
+  run->add_option("--random-range", o->randomRanges,
+                  "NAME=LO:HI: draw random input NAME from [LO, HI) (repeatable); without it an integer input used as "
+                  "indices into a table of V rows draws from [0, V), one used as a mask from {0, 1}")
+      ->allow_extra_args(false);
   run->add_option("--dim", o->dims, "SYMBOL=N: a size for --random inputs (repeatable)")->allow_extra_args(false);
   run->add_option("-o,--output-dir", o->outDir, "write each output as DIR/NAME.npy (its result name, an ONNX model's output name) or DIR/outK.npy");
   run->add_option("--func", o->func, "the function to run (default: @main or the only one)");

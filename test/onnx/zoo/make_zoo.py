@@ -15,10 +15,9 @@ PyTorch then runs the model at every size of the family and the inputs and outpu
 line and the script goes on. exports.json also records, per export: the opsets, IR version, the files written,
 whether there is external data, the graph inputs' and outputs' shapes and the op-type counts.
 
-Usage: make_zoo.py [family ...]   (default: all of FAMILIES)
+Usage: make_zoo.py [family | family_exporter ...]   (default: all of FAMILIES; e.g. gpt2 or gpt2_torchscript)
 """
 import collections
-import inspect
 import json
 import os
 import re
@@ -161,7 +160,7 @@ def make_inputs(fam, b, s, seed):
 
 def run_torch(model, fam, feeds):
     with torch.no_grad():
-        out = model(**feeds)
+        out = model(*(feeds[k] for k in fam.inputs)) if isinstance(model, Positional) else model(**feeds)
     if isinstance(out, tuple):
         vals = list(out)
     else:  # a transformers ModelOutput
@@ -199,29 +198,41 @@ def torchscript_axes(fam):
 class Positional(torch.nn.Module):
     """The model called with its inputs by name and its outputs as a tuple: the usual workaround where the
     TorchScript exporter cannot call a transformers model itself (it fills every later parameter of forward with its
-    default, positionally, and transformers 5's forward then gets use_cache twice)."""
+    default, positionally, and transformers 5's forward then gets use_cache twice), and where calling it directly
+    exports another computation than the model's at its defaults (GPT-2's and Llama's logits_to_keep=0, `forward`'s
+    default, becomes a graph input used as a tensor index: logits[:, logits_to_keep] of shape [batch, vocab] instead
+    of every position's [batch, seq, vocab]). For a causal LM this is the usual prefill export: (input_ids,
+    attention_mask) -> logits [batch, seq, vocab]. PyTorch's reference outputs are this module's own."""
 
     def __init__(self, model, fam):
         super().__init__()
         self.model, self.fam = model, fam
+        self.train(model.training)  # a new Module is in training mode; the export restores that mode recursively
 
     def forward(self, *args):
         return tuple(run_torch(self.model, self.fam, dict(zip(self.fam.inputs, args))).values())
 
 
-def export(model, fam, exporter, path, wrapped=False):
+def export(model, fam, exporter, path):
+    """Exports `model` (the family's model or its Positional wrapper) to `path`; returns it, in eval mode."""
     ex = make_inputs(fam, *fam.example, seed=SEED)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if exporter == "dynamo":
             torch.onnx.export(model, (), path, kwargs=ex, dynamo=True, dynamic_shapes=dynamo_shapes(fam),
                               input_names=fam.inputs, output_names=fam.outputs)
-        elif wrapped:
-            torch.onnx.export(Positional(model, fam), tuple(ex.values()), path, dynamo=False,
+        elif isinstance(model, Positional):
+            torch.onnx.export(model, tuple(ex.values()), path, dynamo=False,
                               dynamic_axes=torchscript_axes(fam), input_names=fam.inputs, output_names=fam.outputs)
         else:
             torch.onnx.export(model, (), path, kwargs=ex, dynamo=False, dynamic_axes=torchscript_axes(fam),
                               input_names=fam.inputs, output_names=fam.outputs)
+    # The TorchScript exporter exports in eval mode and then restores the module's own mode on every submodule: a
+    # wrapper left in training mode would leave the model in it too (dropout in PyTorch's reference outputs).
+    training = [n for n, m in model.named_modules() if m.training]
+    if training:
+        raise SystemExit("%s: %s left in training mode after the export: %s" % (fam.name, exporter, training[:3]))
+    return model
 
 
 def describe(path):
@@ -285,53 +296,56 @@ def make(fam, exporter, record):
                 os.remove(stale)
         return " <- ".join(lines)
 
+    def added_inputs():
+        # Graph inputs the exporter added on its own: the TorchScript exporter passes every later parameter of
+        # forward that has a default, and a number becomes an input (GPT-2's and Llama's logits_to_keep=0) that
+        # the traced model then uses as a tensor, so the graph is not the model's computation at that default.
+        return [vi["name"] for vi in describe(path)["inputs"] if vi["name"] not in fam.inputs]
+
     direct_error = None
+    exported = model  # the module exported, whose outputs are PyTorch's reference
     try:
         export(model, fam, exporter, path)
+        if exporter == "torchscript" and added_inputs():
+            direct_error = "the export adds graph inputs %s (forward's defaults, traced as tensors)" % added_inputs()
+            print("%s: %s" % (name, direct_error), flush=True)
     except Exception as e:  # PyTorch's failure, not dscc's: recorded
         direct_error = failed(e)
-        # The TorchScript exporter cannot call transformers 5's models directly (see Positional); what users do
-        # then is wrap the model, so the fixture is the wrapped model's export, and the direct failure is recorded.
-        if exporter == "torchscript" and not fam.decode:
-            try:
-                export(model, fam, exporter, path, wrapped=True)
-            except Exception as e2:
-                record[name] = {"family": fam.name, "exporter": exporter, "export": "failed",
-                                "error": direct_error, "wrapped_error": failed(e2)}
-                return
-        else:
+        if exporter != "torchscript" or fam.decode:
             record[name] = {"family": fam.name, "exporter": exporter, "export": "failed", "error": direct_error}
             return
+    if direct_error is not None:
+        # The TorchScript exporter cannot call transformers 5's models directly, or exports another computation
+        # (see Positional); what users do then is wrap the model, so the fixture is the wrapped model's export, and
+        # the direct failure is recorded.
+        for stale in (path, path + ".data"):
+            if os.path.exists(stale):
+                os.remove(stale)
+        try:
+            exported = export(Positional(model, fam), fam, exporter, path)
+        except Exception as e2:
+            record[name] = {"family": fam.name, "exporter": exporter, "export": "failed",
+                            "error": direct_error, "wrapped_error": failed(e2)}
+            return
+    if added_inputs():
+        raise SystemExit("%s: graph inputs %s are not the model's inputs %s" % (name, added_inputs(), fam.inputs))
     desc = describe(path)
-    # Graph inputs the exporter added on its own: the TorchScript exporter passes every later parameter of forward
-    # that has a default, and a number becomes an input (GPT-2's and Llama's logits_to_keep=0). Fed that default.
-    extra = {}
-    params = inspect.signature(model.forward).parameters
-    for vi in desc["inputs"]:
-        if vi["name"] not in fam.inputs:
-            default = params[vi["name"]].default if vi["name"] in params else None
-            if not isinstance(default, (int, float)) or isinstance(default, bool):
-                raise SystemExit("%s: graph input %s is not one of the model's inputs" % (name, vi["name"]))
-            extra[vi["name"]] = default
     data = {}
     sizes = []
     for k, (b, s) in enumerate(fam.sizes):
         feeds = make_inputs(fam, b, s, seed=1000 * b + s)
-        outs = run_torch(model, fam, feeds)
+        outs = run_torch(exported, fam, feeds)
         for n, v in feeds.items():
             data["in.%s.%d" % (n, k)] = v.numpy()
-        for n, v in extra.items():
-            data["in.%s.%d" % (n, k)] = np.array(v, dtype=np.int64 if isinstance(v, int) else np.float32)
         for n, v in outs.items():
             data["out.%s.%d" % (n, k)] = v.detach().numpy()
         sizes.append({"batch": b, "past" if fam.decode else "seq": s})
-    meta = {"family": fam.name, "exporter": exporter, "inputs": fam.inputs + list(extra), "outputs": fam.outputs,
-            "sizes": sizes}
+    meta = {"family": fam.name, "exporter": exporter, "inputs": fam.inputs, "outputs": fam.outputs, "sizes": sizes}
     data["meta"] = np.array(json.dumps(meta))
     np.savez_compressed(os.path.join(HERE, name + ".npz"), **data)
     files = [f for f in (name + ".onnx", name + ".onnx.data", name + ".npz") if os.path.exists(os.path.join(HERE, f))]
     rec = {"family": fam.name, "exporter": exporter, "export": "ok" if direct_error is None else "ok, wrapped",
-           "direct_error": direct_error, "extra_inputs": extra,
+           "direct_error": direct_error,
            "files": {f: os.path.getsize(os.path.join(HERE, f)) for f in files}}
     rec.update(desc)
     record[name] = rec
@@ -341,10 +355,13 @@ def make(fam, exporter, record):
 
 
 def main(argv):
+    exporters = ("dynamo", "torchscript")
+    known = [f.name for f in FAMILIES] + ["%s_%s" % (f.name, e) for f in FAMILIES for e in exporters]
     chosen = argv[1:] or [f.name for f in FAMILIES]
-    unknown = set(chosen) - {f.name for f in FAMILIES}
+    unknown = set(chosen) - set(known)
     if unknown:
-        print("unknown families: %s (known: %s)" % (sorted(unknown), [f.name for f in FAMILIES]), file=sys.stderr)
+        print("unknown families: %s (known: %s, or FAMILY_EXPORTER)" % (sorted(unknown), [f.name for f in FAMILIES]),
+              file=sys.stderr)
         return 2
     rec_path = os.path.join(HERE, "exports.json")
     record = {}
@@ -352,9 +369,9 @@ def main(argv):
         with open(rec_path) as f:
             record = json.load(f)
     for fam in FAMILIES:
-        if fam.name not in chosen:
-            continue
-        for exporter in ("dynamo", "torchscript"):
+        for exporter in exporters:
+            if fam.name not in chosen and "%s_%s" % (fam.name, exporter) not in chosen:
+                continue
             make(fam, exporter, record)
             with open(rec_path, "w") as f:
                 json.dump(dict(sorted(record.items())), f, indent=1)

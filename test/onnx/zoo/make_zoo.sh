@@ -2,7 +2,7 @@
 # Regenerates the model zoo of issue #36 (test/onnx/zoo, README.md there): a venv of its own with the current CPU
 # builds of torch, transformers, onnx and onnxscript from PyPI, their exact versions in VERSIONS.txt, then
 # make_zoo.py, which writes <family>_<exporter>.onnx (+ .onnx.data), <family>_<exporter>.npz and exports.txt.
-# Usage: test/onnx/zoo/make_zoo.sh [family ...]   (no argument: every family)
+# Usage: test/onnx/zoo/make_zoo.sh [family | family_exporter ...]   (no argument: every family)
 # Environment: PYTHON (default python3) makes the venv; ZOO_REUSE_VENV=1 skips the install when the venv exists.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
