@@ -193,7 +193,6 @@ bool foldNode(Ctx& c, const onnx::NodeProto& n) {
   auto in = [&](int i) { return input(c, n, i); };
   auto hasElems = [&](int i) { return in(i) && in(i)->elems; };
   if (op == "Constant") {
-    OValue o;
     std::shared_ptr<Tensor> t;
     if (const auto* a = findAttr(n, "value")) {
       t = tensorOf(a->t(), c.external);
@@ -212,14 +211,7 @@ bool foldNode(Ctx& c, const onnx::NodeProto& n) {
     } else {
       throw ImportError("only tensor, float(s) and int(s) values are supported");
     }
-    o.type.dtype = t->dtype;
-    for (int64_t d : t->shape) o.type.dims.push_back(DimExpr(d));
-    if ((isInteger(t->dtype) || isBool(t->dtype)) && t->rank() <= 1 && t->numel() <= 64) {
-      o.elems.emplace();
-      for (int64_t k = 0; k < t->numel(); ++k) o.elems->push_back(DimExpr(t->getI(k)));
-    }
-    o.cst = t;
-    define(c, n, 0, o);
+    define(c, n, 0, constantValue(t));
     return true;
   }
   if (op == "Shape") {

@@ -149,6 +149,18 @@ std::shared_ptr<Tensor> tensorOf(const onnx::TensorProto& t, ExternalData* ext) 
   return r;
 }
 
+OValue constantValue(std::shared_ptr<const Tensor> t) {
+  OValue o;
+  o.type.dtype = t->dtype;
+  for (int64_t d : t->shape) o.type.dims.push_back(DimExpr(d));
+  if ((isInteger(t->dtype) || isBool(t->dtype)) && t->rank() <= 1 && t->numel() <= 64) {
+    o.elems.emplace();
+    for (int64_t k = 0; k < t->numel(); ++k) o.elems->push_back(DimExpr(t->getI(k)));
+  }
+  o.cst = std::move(t);
+  return o;
+}
+
 DimExpr product(const std::vector<DimExpr>& dims, size_t from, size_t to) {
   DimExpr p(1);
   for (size_t k = from; k < to && k < dims.size(); ++k) p = p * dims[k];
@@ -314,6 +326,14 @@ Value* Ctx::dimValue(const DimExpr& d) {
       }
       case DimAtomKind::Min: return emit(OpKind::Min, {expr(a.args[0]), expr(a.args[1])}, {});
       case DimAtomKind::Max: return emit(OpKind::Max, {expr(a.args[0]), expr(a.args[1])}, {});
+      case DimAtomKind::Mod: {  // sizes: a - (a / b) * b
+        Value *x = expr(a.args[0]), *y = expr(a.args[1]);
+        return emit(OpKind::Sub, {x, emit(OpKind::Mul, {emit(OpKind::Div, {x, y}, {}), y}, {})}, {});
+      }
+      case DimAtomKind::Bcast: {  // numpy's: b where a is 1, else a (they agree, or a run-time check failed)
+        Value *x = expr(a.args[0]), *y = expr(a.args[1]);
+        return emit(OpKind::Select, {emit(OpKind::Eq, {x, scalar(DType::I64, 1)}, {}), y, x}, {});
+      }
       default: throw ImportError("the size " + d.str() + " cannot be computed as a tensor");
     }
   };
@@ -584,19 +604,6 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
   Ctx c;
   ShapeSolver solver;
   c.solver = &solver;
-  if (!opts.facts.empty()) {
-    // The facts as the program will state them (a malformed one is reported,
-    // located, when the program is parsed; here it is only left out).
-    std::string text = "func @main() -> () where ";
-    for (size_t k = 0; k < opts.facts.size(); ++k) text += (k ? ", " : "") + opts.facts[k];
-    text += " {\n  return\n}\n";
-    SourceMgr sm;
-    std::ostringstream sink;
-    DiagEngine d(sm, sink);
-    d.setCapture(true);
-    if (auto fm = parseModule(sm, sm.addBuffer("--where", text), d); fm && !fm->funcs.empty())
-      for (const Fact& fact : fm->funcs[0]->facts) solver.addFact(fact);
-  }
   c.f = module->funcs[0].get();
   c.f->name = "main";
   c.weights = &out.weights;
@@ -618,15 +625,7 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
         std::string e;
         auto t = readNpy(it->second, &e);
         if (!t) throw ImportError("--const: " + e);
-        OValue o;
-        o.cst = std::make_shared<Tensor>(std::move(*t));
-        o.type.dtype = o.cst->dtype;
-        for (int64_t d : o.cst->shape) o.type.dims.push_back(DimExpr(d));
-        if (isInteger(o.type.dtype) && o.cst->rank() <= 1 && o.cst->numel() <= 64) {
-          o.elems.emplace();
-          for (int64_t k = 0; k < o.cst->numel(); ++k) o.elems->push_back(DimExpr(o.cst->getI(k)));
-        }
-        c.vals[vi.name()] = o;
+        c.vals[vi.name()] = constantValue(std::make_shared<Tensor>(std::move(*t)));
         continue;
       }
       auto arg = std::make_unique<Value>();
@@ -641,6 +640,32 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
       c.f->args.push_back(std::move(arg));
     }
     where = "";
+    if (!opts.facts.empty()) {
+      // The facts as the program will state them, over the inputs' dims; one
+      // that does not parse, or names a dim the model does not have, is an
+      // error here (the program written would not parse again).
+      std::string text = "func @main(";
+      for (const auto& a : c.f->args) text += "%" + a->name + ": " + a->type.str() + ", ";
+      text += "%ret__: f32[]) -> f32[] where ";
+      for (size_t k = 0; k < opts.facts.size(); ++k) text += (k ? ", " : "") + opts.facts[k];
+      text += " {\n  return %ret__\n}\n";
+      SourceMgr sm;
+      std::ostringstream sink;
+      DiagEngine d(sm, sink);
+      d.setCapture(true);
+      auto fm = parseModule(sm, sm.addBuffer("--where", text), d);
+      if (!fm || fm->funcs.empty() || d.errorCount()) {
+        std::set<std::string> syms;
+        for (const auto& a : c.f->args)
+          for (const DimExpr& dim : a->type.dims) dim.collectSymbols(syms);
+        std::string names;
+        for (const auto& n : syms) names += (names.empty() ? "" : ", ") + n;
+        std::string why = d.captured().empty() ? "does not parse" : d.captured()[0].message;
+        throw ImportError("--where: " + why + " (the model's dims are: " + (names.empty() ? "none" : names) + ")");
+      }
+      for (const Fact& fact : fm->funcs[0]->facts) solver.addFact(fact);
+    }
+    where = "";
     for (const auto& [name, file] : opts.consts) {
       bool found = false;
       for (const auto& vi : g.input()) found |= vi.name() == name;
@@ -649,19 +674,12 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
     for (int ti = 0; ti < g.initializer_size(); ++ti) {
       const onnx::TensorProto& t = g.initializer(ti);
       where = "initializer '" + t.name() + "': ";
-      OValue o;
-      o.cst = tensorOf(t, c.external);
+      OValue o = constantValue(tensorOf(t, c.external));
       // The proto's copy of the data is no longer needed: a model's weights are held once.
       onnx::TensorProto* mt = model.mutable_graph()->mutable_initializer(ti);
       std::string().swap(*mt->mutable_raw_data());
       mt->clear_float_data(), mt->clear_int64_data(), mt->clear_int32_data(), mt->clear_double_data();
-      o.type.dtype = o.cst->dtype;
-      for (int64_t d : o.cst->shape) o.type.dims.push_back(DimExpr(d));
       if (auto it = inputInfo.find(t.name()); it != inputInfo.end()) checkInitializerInput(*it->second, t, *o.cst);
-      if (isInteger(o.type.dtype) && o.cst->rank() <= 1 && o.cst->numel() <= 64) {
-        o.elems.emplace();
-        for (int64_t k = 0; k < o.cst->numel(); ++k) o.elems->push_back(DimExpr(o.cst->getI(k)));
-      }
       c.vals[t.name()] = o;
     }
     for (int k = 0; k < g.node_size(); ++k) {

@@ -119,6 +119,11 @@ DimExpr simplified(Ctx& c, const DimExpr& a);
 /// Proved, Disproved or Unknown: `a OP b` for OP one of == < <= (sizes are non-negative).
 Tri compareDims(Ctx& c, const std::string& op, const DimExpr& a, const DimExpr& b);
 
+/// An OValue holding the constant `t`; an integer or bool one of rank <= 1
+/// and at most 64 elements also has its elements as known values (a shape,
+/// axes, bounds), so shape arithmetic over it folds.
+OValue constantValue(std::shared_ptr<const Tensor> t);
+
 /// Sanitises `s` into an IR identifier (`[A-Za-z_][A-Za-z0-9_.$]*`, no keyword).
 std::string sanitize(const std::string& s);
 /// The dscc dtype of ONNX TensorProto data type `t`; throws ImportError for others.

@@ -65,6 +65,36 @@ Value* roundEven(B& b, Value* x) {
   return b.sel(b.cmp(OpKind::Gt, frac, half), up, b.sel(b.cmp(OpKind::Lt, frac, half), fl, tie));
 }
 
+// data[c_0, ..., c_{m-1}, rest...] for i64 index tensors c_j of one shape S:
+// one `gather` from data flattened to [D_0 * ... * D_{m-1}, rest...] at the
+// linear index, so GatherND and GatherElements read each element once (no
+// one-hot selection). A coordinate not `trusted` (read from data) may be
+// negative (it wraps once, as ONNX says) and one outside [-D_j, D_j) makes the
+// linear index N, which the gather refuses at run time instead of reading
+// another row. The result's dims are S + rest.
+Value* gatherAt(B& b, Value* data, const std::vector<Value*>& coords, const std::vector<bool>& trusted) {
+  const std::vector<DimExpr>& dims = data->type.dims;
+  size_t m = coords.size();
+  Value *lin = nullptr, *bad = nullptr;
+  for (size_t j = 0; j < m; ++j) {
+    Value* cj = coords[j];
+    Value* dj = b.c.dimValue(dims[j]);
+    if (!trusted[j]) {
+      Value* zero = b.k(cj, 0);
+      cj = b.sel(b.cmp(OpKind::Lt, cj, zero), b.add(cj, dj), cj);
+      Value* outside = b.op(OpKind::Or, {b.cmp(OpKind::Lt, cj, zero), b.cmp(OpKind::Ge, cj, dj)});
+      bad = bad ? b.op(OpKind::Or, {bad, outside}) : outside;
+    }
+    lin = lin ? b.add(b.mul(lin, dj), cj) : cj;
+  }
+  DimExpr total = product(dims, 0, m);
+  if (bad) lin = b.sel(bad, b.c.dimValue(total), lin);
+  std::vector<DimExpr> flat{total};
+  flat.insert(flat.end(), dims.begin() + long(m), dims.end());
+  Value* rows = m == 1 ? data : b.reshape(data, flat);
+  return b.op(OpKind::Gather, {rows, lin}, {{"axis", Attribute::makeInt(0)}});
+}
+
 // NegativeLogLikelihoodLoss over `logp` [N, C, d...] at integer targets
 // [N, d...]: the picked entries by a one-hot mask (so out-of-range ignored
 // targets need no gather), weighted, reduced as `reduction` says.
@@ -112,6 +142,40 @@ Value* atan(B& b, Value* x) {
 bool convertMore(Ctx& c, const onnx::NodeProto& n) {
   B b{c, n};
   const std::string& op = n.op_type();
+  if (op == "If") {
+    // A condition known at import (a constant, or shape arithmetic the facts
+    // decide): the branch taken is imported in place of the node.
+    OValue& cnd = need(c, n, 0);
+    if (!cnd.elems || cnd.elems->size() != 1 || !(*cnd.elems)[0].isConst())
+      throw ImportError("the condition must be known when importing (a constant, or computed from shapes and decided "
+                        "by the --where facts); data-dependent control flow is not supported");
+    bool then = (*cnd.elems)[0].constValue() != 0;
+    const auto* branch = findAttr(n, then ? "then_branch" : "else_branch");
+    if (!branch || !branch->has_g()) throw ImportError(std::string("no ") + (then ? "then_branch" : "else_branch"));
+    const onnx::GraphProto& g = branch->g();
+    if (g.output_size() != n.output_size())
+      throw ImportError("the branch has " + std::to_string(g.output_size()) + " outputs for the node's " +
+                        std::to_string(n.output_size()));
+    for (const auto& t : g.initializer()) c.vals[t.name()] = constantValue(tensorOf(t, c.external));
+    for (const auto& inner : g.node()) {
+      for (int i = 0; i < inner.input_size(); ++i)
+        if (!inner.input(i).empty() && !c.vals.count(inner.input(i)))
+          throw ImportError("branch node '" + inner.name() + "' (" + inner.op_type() + "): input '" + inner.input(i) +
+                            "' is not defined before it");
+      try {
+        if (!foldNode(c, inner)) convertNode(c, inner);
+      } catch (const ImportError& e) {
+        throw ImportError("in its " + std::string(then ? "then" : "else") + " branch, node '" + inner.name() + "' (" +
+                          inner.op_type() + "): " + e.what());
+      }
+    }
+    for (int i = 0; i < g.output_size(); ++i) {
+      auto it = c.vals.find(g.output(i).name());
+      if (it == c.vals.end()) throw ImportError("the branch's output '" + g.output(i).name() + "' is not computed");
+      define(c, n, i, it->second);
+    }
+    return true;
+  }
   if (op == "NegativeLogLikelihoodLoss" || op == "SoftmaxCrossEntropyLoss") {
     std::optional<int64_t> ignore;
     if (findAttr(n, "ignore_index")) ignore = attrInt(n, "ignore_index", 0);
@@ -124,44 +188,49 @@ bool convertMore(Ctx& c, const onnx::NodeProto& n) {
     return true;
   }
   if (op == "GatherElements") {
-    // out[..., i, ...] = data[..., idx[..., i, ...], ...] along `axis`, as a
-    // one-hot selection over a new last dim of the axis' size, summed.
+    // out[i] = data[i_0, ..., idx[i], ..., i_{r-1}]: one gather at the linear index.
     Value *data = b.in(0), *idx = b.cast(b.in(1), DType::I64);
     size_t r = data->type.rank();
     if (idx->type.rank() != r) throw ImportError("data and indices must have the same rank");
     int64_t ax = b.axis(attrInt(n, "axis", 0), r);
-    DimExpr len = data->type.dims[ax];
-    Value* lenv = c.dimValue(len);
-    idx = b.sel(b.cmp(OpKind::Lt, idx, b.k(idx, 0)), b.add(idx, lenv), idx);
-    const auto& id = idx->type.dims;
-    // The data over the indices' extent in the other dims.
-    std::vector<int64_t> axes;
-    std::vector<Attribute> starts, ends;
-    for (size_t d = 0; d < r; ++d)
-      if (int64_t(d) != ax && data->type.dims[d] != id[d]) {
-        axes.push_back(int64_t(d));
-        starts.push_back(Attribute::makeInt(0));
-        ends.push_back(Attribute::makeDim(id[d]));
-      }
-    Value* ds = axes.empty() ? data
-                             : b.op(OpKind::Slice, {data}, {{"axes", intList(axes)}, {"starts", Attribute::makeList(starts)},
-                                                            {"ends", Attribute::makeList(ends)}});
-    std::vector<int64_t> perm;
-    for (size_t d = 0; d < r; ++d)
-      if (int64_t(d) != ax) perm.push_back(int64_t(d));
-    perm.push_back(ax);
-    Value* dt = ax == int64_t(r) - 1 ? ds : b.transpose(ds, perm);
-    std::vector<DimExpr> de = id, oh = id;
-    de[ax] = DimExpr(1);
-    de.push_back(len);
-    oh.push_back(len);
-    Value* dx = b.reshape(dt, de);
-    std::vector<DimExpr> i1 = id;
-    i1.push_back(DimExpr(1));
-    Value* hit = b.cmp(OpKind::Eq, b.reshape(idx, i1), b.iota(DType::I64, oh, int64_t(r)));
-    Value* picked = b.sel(hit, dx, b.k(dx, 0));
-    if (isBool(data->type.dtype)) throw ImportError("bool data is not supported");
-    b.out(b.op(OpKind::ReduceSum, {picked}, {{"axes", intList({int64_t(r)})}, {"keepdims", Attribute::makeBool(false)}}));
+    std::vector<Value*> coords;
+    std::vector<bool> trusted;
+    for (size_t d = 0; d < r; ++d) {
+      coords.push_back(int64_t(d) == ax ? idx : b.iota(DType::I64, idx->type.dims, int64_t(d)));
+      trusted.push_back(int64_t(d) != ax);
+    }
+    b.out(gatherAt(b, data, coords, trusted));
+    return true;
+  }
+  if (op == "GatherND") {
+    // out[s, rest] = data[batch(s), idx[s, 0], ..., idx[s, k-1], rest] for s
+    // over indices' dims but the last (k entries): one gather at the linear index.
+    Value *data = b.in(0), *idx = b.cast(b.in(1), DType::I64);
+    int64_t bd = attrInt(n, "batch_dims", 0);
+    size_t q = idx->type.rank(), r = data->type.rank();
+    if (q < 1) throw ImportError("the indices need rank 1 or more");
+    const DimExpr& kd = idx->type.dims[q - 1];
+    if (!kd.isConst()) throw ImportError("the last dim of the indices must be a number, not " + kd.str());
+    int64_t k = kd.constValue();
+    if (k < 1) throw ImportError("the indices' last dim is " + std::to_string(k) + "; it must be 1 or more");
+    if (bd < 0 || size_t(bd) >= q || size_t(bd) > r || size_t(bd + k) > r)
+      throw ImportError("batch_dims " + std::to_string(bd) + " and " + std::to_string(k) +
+                        " index entries do not fit data of rank " + std::to_string(r) + " and indices of rank " +
+                        std::to_string(q));
+    std::vector<DimExpr> s(idx->type.dims.begin(), idx->type.dims.end() - 1);
+    std::vector<Value*> coords;
+    std::vector<bool> trusted;
+    for (int64_t d = 0; d < bd; ++d) {
+      coords.push_back(b.iota(DType::I64, s, d));
+      trusted.push_back(true);
+    }
+    for (int64_t j = 0; j < k; ++j) {
+      Value* cj = b.op(OpKind::Slice, {idx}, {{"axes", intList({int64_t(q) - 1})}, {"starts", intList({j})},
+                                              {"ends", intList({j + 1})}});
+      coords.push_back(b.reshape(cj, s));
+      trusted.push_back(false);
+    }
+    b.out(gatherAt(b, data, coords, trusted));
     return true;
   }
   if (op == "Einsum") {

@@ -118,6 +118,16 @@ bool inferFunction(Function& f, PassContext& ctx) {
   }
   verifyReturns(f, diags, oracle);
   if (diags.errorCount() != before) return false;
+  // A check that holds only where a size is 0 (a reshape of [S, 4] to
+  // [S, 5]) compiles, but the program fails at every other size: say so.
+  for (const auto& p : oracle.pending) {
+    Answer a = solver.holdsAtNonZeroSizes(p.rel);
+    if (a.tri != Tri::Disproved) continue;
+    Location loc = p.op ? p.op->loc : f.loc;
+    diags.warning(loc, "run-time check (" + p.rel.what + ") '" + p.rel.str() +
+                           "' holds only where a size is 0" + (a.example.empty() ? "" : " (" + a.example + ")") +
+                           ": the program fails at every other size");
+  }
 
   // Print each result dim with class representatives: `where T == S` makes
   // every T an S, so equal dims look equal.

@@ -352,6 +352,44 @@ Answer ShapeSolver::holds(const CheckRelation& r) {
   return broadcastable(r.lhs, r.rhs);
 }
 
+Answer ShapeSolver::holdsAtNonZeroSizes(const CheckRelation& r) {
+  ++stats_.queries;
+  size_t degree = 0;
+  for (const DimExpr* e : {&r.lhs, &r.rhs})
+    for (const DimTerm& t : e->terms()) degree = std::max(degree, t.atoms.size());
+  if (degree > kMaxZ3Degree) return {Tri::Unknown, ""};
+  Z3State& z = *z3_;
+  z3::expr a = z.encode(r.lhs), b = z.encode(r.rhs);
+  z3::expr rel = r.kind == "eq" ? a == b
+                 : r.kind == "le" ? a <= b
+                 : r.kind == "divisible" ? z3::mod(a, b) == 0
+                 : r.kind == "broadcasts_to" ? (a == b || a == 1)
+                                             : (a == b || a == 1 || b == 1);
+  std::set<std::string> names;
+  r.lhs.collectSymbols(names);
+  r.rhs.collectSymbols(names);
+  z3::expr_vector assumptions(z.ctx);
+  for (const auto& t : z.trackers) assumptions.push_back(t);
+  auto check = [&](bool nonZero) {
+    auto t0 = std::chrono::steady_clock::now();
+    z.solver.push();
+    z.solver.add(rel);
+    if (nonZero)
+      for (const auto& n : names) z.solver.add(z.sym(n) >= 1);
+    z3::check_result res = z.solver.check(assumptions);
+    std::string ex = res == z3::sat ? z.example(z.solver.get_model(), names) : "";
+    z.solver.pop();
+    ++stats_.z3Checks;
+    if (res == z3::unknown) ++stats_.z3Unknown;
+    stats_.z3Ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return std::make_pair(res, ex);
+  };
+  auto [res, ex] = check(true);
+  if (res == z3::sat) return {Tri::Proved, ex};
+  if (res == z3::unknown) return {Tri::Unknown, ""};
+  return {Tri::Disproved, check(false).second};
+}
+
 Answer ShapeSolver::satisfiable(std::vector<size_t>* conflict) {
   Z3State& z = *z3_;
   z3::expr_vector assumptions(z.ctx);

@@ -68,6 +68,11 @@ class ShapeSolver {
   Answer lessThan(const DimExpr& a, const DimExpr& b);
   /// The relation of a `check` op.
   Answer holds(const CheckRelation& r);
+  /// Can relation `r` hold at sizes that are all at least 1 (under the
+  /// facts)? Disproved: it holds only where some size it names is 0 (a
+  /// reshape of [S, 4] to [S, 5]); `example` is then an assignment where it
+  /// holds, if any. Proved with one such assignment; Unknown if Z3 gives up.
+  Answer holdsAtNonZeroSizes(const CheckRelation& r);
   /// Can all facts hold at once? Proved: yes (`example` is one assignment);
   /// Disproved: never (`conflict` lists the indices of facts in a conflict).
   Answer satisfiable(std::vector<size_t>* conflict = nullptr);

@@ -1,0 +1,230 @@
+#!/usr/bin/python3
+# ONNX shape rules with symbolic dims against NumPy: Slice bounds of every sign, TorchScript's expand(-1), GatherND/GatherElements.
+"""Usage: check_shape_rules.py OUTDIR   (`dscc` on PATH)
+
+1. slices.onnx: x f32[S, 5] sliced on axis 0 with starts and ends of every
+   kind: constants >= 0 and < 0, symbolic ones that are >= 0 (S - 1 at
+   S >= 1), may be negative (1 - S, S - 3), always <= 0 (-S: T5's `x[-seq:]`),
+   beyond the end (S + 3), and the INT64 sentinels; steps 1 and 2. One output
+   per (start, end, step); interpreted and compiled once (S in [1, 9]), run
+   at S = 1, 2, 3, 4, 9, each output compared with Python's slicing (ONNX's
+   rule for positive steps).
+2. expand.onnx: TorchScript's `x.expand(-1, T)`:
+   Expand(x, Where(Equal(s, -1), ConstantOfShape(Shape(s)), s)).
+3. gathers.onnx: GatherND (batch_dims 0 and 1, negative indices) and
+   GatherElements (axis 1, negative indices) against NumPy; an index out of
+   range is a run-time error in the interpreter, not a read of another row.
+Exits 1 on the first difference.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+I64_MAX, I64_MIN = 2**63 - 1, -2**63
+
+
+def sh(cmd, ok=True):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if ok and p.returncode != 0:
+        sys.exit("FAIL: %s: exit %d\n%s%s" % (" ".join(cmd), p.returncode, p.stdout, p.stderr))
+    return p
+
+
+def save(name, nodes, inputs, outputs, inits):
+    g = helper.make_graph(nodes, name, inputs, outputs, initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="dscc-test")
+    path = os.path.join(out, name + ".onnx")
+    onnx.save(m, path)
+    return path
+
+
+def const(name, v):
+    return numpy_helper.from_array(np.array(v, dtype=np.int64), name)
+
+
+def compare(tag, got, want):
+    if got.shape != want.shape or not np.array_equal(got, want):
+        sys.exit("FAIL %s: got %s %s, want %s %s" % (tag, got.shape, got.ravel()[:8], want.shape, want.ravel()[:8]))
+
+
+def run_both(path, where, feeds, check, sizes):
+    """Interprets at each size, compiles once, runs the library at each size; check(k, outdir) compares."""
+    lib = path[:-5] + ".so"
+    sh(["dscc", "compile", path, "-o", lib, "--no-cache"] + where)
+    for k, feed in enumerate(sizes):
+        args = []
+        for name, arr in feeds(feed).items():
+            f = os.path.join(out, "%s_%d.npy" % (name, k))
+            np.save(f, arr)
+            args += ["-i", "%s=%s" % (name, f)]
+        for mode, model in (("interp", path), ("so", lib)):
+            d = os.path.join(out, "%s_%s_%d" % (os.path.basename(path), mode, k))
+            sh(["dscc", "run", model] + (where if mode == "interp" else []) + args + ["-o", d])
+            check(feed, d, mode)
+
+
+# 1. Slices. Each bound: (label, how to build it from S, its value at S).
+bounds = [
+    ("c2", lambda: ["c2"], lambda S: 2),
+    ("cm2", lambda: ["cm2"], lambda S: -2),
+    ("S-1", lambda: ["Sm1"], lambda S: S - 1),
+    ("1-S", lambda: ["oneMinusS"], lambda S: 1 - S),
+    ("S-3", lambda: ["Sm3"], lambda S: S - 3),
+    ("-S", lambda: ["negS"], lambda S: -S),
+    ("S+3", lambda: ["Sp3"], lambda S: S + 3),
+    ("max", lambda: ["imax"], lambda S: I64_MAX),
+    ("min", lambda: ["imin"], lambda S: I64_MIN),
+]
+nodes = [
+    helper.make_node("Shape", ["x"], ["shape"]),
+    helper.make_node("Slice", ["shape", "k0", "k1"], ["S"]),  # [S]
+    helper.make_node("Sub", ["S", "k1"], ["Sm1"]),
+    helper.make_node("Sub", ["k1", "S"], ["oneMinusS"]),
+    helper.make_node("Sub", ["S", "k3"], ["Sm3"]),
+    helper.make_node("Neg", ["S"], ["negS"]),
+    helper.make_node("Add", ["S", "k3"], ["Sp3"]),
+]
+inits = [const("k0", [0]), const("k1", [1]), const("k3", [3]), const("c2", [2]), const("cm2", [-2]),
+         const("imax", [I64_MAX]), const("imin", [I64_MIN]), const("axes0", [0]), const("step1", [1]),
+         const("step2", [2])]
+outputs, cases = [], []
+for si, (sl, smk, sv) in enumerate(bounds):
+    for ei, (el, emk, ev) in enumerate(bounds):
+        for step in (1, 2):
+            name = "y_%d_%d_%d" % (si, ei, step)
+            nodes.append(helper.make_node("Slice", ["x", smk()[0], emk()[0], "axes0", "step%d" % step], [name]))
+            outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, [None, 5]))
+            cases.append((name, sl, el, sv, ev, step))
+path = save("slices", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["S", 5])], outputs, inits)
+rng = np.random.default_rng(3)
+xs = {S: rng.standard_normal((S, 5)).astype(np.float32) for S in (1, 2, 3, 4, 9)}
+
+
+def check_slices(S, d, mode):
+    for name, sl, el, sv, ev, step in cases:
+        want = xs[S][sv(S):ev(S):step]
+        compare("slice x[%s:%s:%d] at S=%d (%s)" % (sl, el, step, S, mode), np.load(os.path.join(d, name + ".npy")), want)
+
+
+run_both(path, ["--where", "S in [1, 9]"], lambda S: {"x": xs[S]}, check_slices, list(xs))
+print("ok slices: %d cases x %d sizes, interpreted and compiled" % (len(cases), len(xs)))
+
+# 2. TorchScript's expand(-1): x f32[B, 1] to [B, T], T read from y's shape.
+nodes = [
+    helper.make_node("Shape", ["y"], ["ys"]),
+    helper.make_node("Slice", ["ys", "k1", "k2"], ["T"]),
+    helper.make_node("Concat", ["km1", "T"], ["s"], axis=0),
+    helper.make_node("Equal", ["s", "km1"], ["eq"]),
+    helper.make_node("Shape", ["s"], ["ss"]),
+    helper.make_node("ConstantOfShape", ["ss"], ["ones"], value=helper.make_tensor("v", TensorProto.INT64, [1], [1])),
+    helper.make_node("Where", ["eq", "ones", "s"], ["w"]),
+    helper.make_node("Expand", ["x", "w"], ["z"]),
+]
+path = save("expand", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", 1]),
+                              helper.make_tensor_value_info("y", TensorProto.FLOAT, ["B", "T"])],
+            [helper.make_tensor_value_info("z", TensorProto.FLOAT, [None, None])],
+            [const("k1", [1]), const("k2", [2]), const("km1", [-1])])
+imp = sh(["dscc", "import", path]).stdout
+if "-> (z: f32[B, T])" not in imp:
+    sys.exit("FAIL expand: the result type is not f32[B, T]:\n" + imp)
+exs = {(B, T): (rng.standard_normal((B, 1)).astype(np.float32), rng.standard_normal((B, T)).astype(np.float32))
+       for B, T in ((1, 1), (2, 3), (3, 1), (1, 7))}
+run_both(path, [], lambda bt: {"x": exs[bt][0], "y": exs[bt][1]},
+         lambda bt, d, mode: compare("expand at %s (%s)" % (bt, mode), np.load(os.path.join(d, "z.npy")),
+                                     np.broadcast_to(exs[bt][0], exs[bt][1].shape)), list(exs))
+print("ok expand(-1): folded to f32[B, T], %d sizes" % len(exs))
+
+# 3. GatherND and GatherElements with indices from data (negative ones wrap once).
+nodes = [
+    helper.make_node("GatherND", ["data", "idx2"], ["nd0"]),                # data[i, j] rows: [N, 4]
+    helper.make_node("GatherND", ["data", "idx1b"], ["nd1"], batch_dims=1),  # per batch: data[b, j]: [B, N, 4]
+    helper.make_node("GatherElements", ["data", "ge"], ["el"], axis=1),     # [B, K, 4]
+]
+path = save("gathers", nodes, [
+    helper.make_tensor_value_info("data", TensorProto.FLOAT, ["B", "T", 4]),
+    helper.make_tensor_value_info("idx2", TensorProto.INT64, ["N", 2]),
+    helper.make_tensor_value_info("idx1b", TensorProto.INT64, ["B", "N", 1]),
+    helper.make_tensor_value_info("ge", TensorProto.INT64, ["B", "K", 4]),
+], [helper.make_tensor_value_info(n, TensorProto.FLOAT, r) for n, r in (("nd0", [None, 4]), ("nd1", [None, None, 4]), ("el", [None, None, 4]))], [])
+
+
+def gfeeds(size):
+    B, T, N, K = size
+    g = np.random.default_rng(B * 100 + T)
+    data = g.standard_normal((B, T, 4)).astype(np.float32)
+    idx2 = np.stack([g.integers(-B, B, N), g.integers(-T, T, N)], axis=1).astype(np.int64)
+    idx1b = g.integers(-T, T, (B, N, 1)).astype(np.int64)
+    ge = g.integers(-T, T, (B, K, 4)).astype(np.int64)
+    return {"data": data, "idx2": idx2, "idx1b": idx1b, "ge": ge}
+
+
+def check_gathers(size, d, mode):
+    f = gfeeds(size)
+    data = f["data"]
+    compare("GatherND at %s (%s)" % (size, mode), np.load(os.path.join(d, "nd0.npy")),
+            data[f["idx2"][:, 0], f["idx2"][:, 1]])
+    want1 = np.stack([data[b][f["idx1b"][b, :, 0]] for b in range(data.shape[0])])
+    compare("GatherND batch_dims=1 at %s (%s)" % (size, mode), np.load(os.path.join(d, "nd1.npy")), want1)
+    compare("GatherElements at %s (%s)" % (size, mode), np.load(os.path.join(d, "el.npy")),
+            np.take_along_axis(data, np.where(f["ge"] < 0, f["ge"] + data.shape[1], f["ge"]), axis=1))
+
+
+gsizes = [(1, 1, 1, 1), (2, 5, 3, 2), (3, 7, 8, 7), (1, 9, 2, 4)]
+run_both(path, [], gfeeds, check_gathers, gsizes)
+# An index past the end is refused by the interpreter (a compiled gather clamps
+# it into the dim, as docs/compile.md says of every gather).
+f = gfeeds((2, 5, 3, 2))
+f["idx2"][1, 1] = 5
+for name, arr in f.items():
+    np.save(os.path.join(out, "bad_%s.npy" % name), arr)
+args = sum((["-i", "%s=%s" % (n, os.path.join(out, "bad_%s.npy" % n))] for n in f), [])
+for model in (path,):
+    p = sh(["dscc", "run", model] + args, ok=False)
+    if p.returncode == 0 or "error" not in p.stderr:
+        sys.exit("FAIL: GatherND index 5 of a dim of 5 was not refused by %s:\n%s%s" % (model, p.stdout, p.stderr))
+print("ok gathers: GatherND (batch_dims 0, 1), GatherElements, %d sizes; out-of-range refused" % len(gsizes))
+
+# 4. If with a condition known at import: a static dim compared with 5, and
+# S >= 0 (always: a dim is never negative); the branches see the outer values.
+then1 = helper.make_graph([helper.make_node("Neg", ["x"], ["t1"])], "then1", [],
+                          [helper.make_tensor_value_info("t1", TensorProto.FLOAT, [None, 5])])
+else1 = helper.make_graph([helper.make_node("Abs", ["x"], ["e1"])], "else1", [],
+                          [helper.make_tensor_value_info("e1", TensorProto.FLOAT, [None, 5])])
+then2 = helper.make_graph([helper.make_node("Add", ["x", "one"], ["t2"])], "then2", [],
+                          [helper.make_tensor_value_info("t2", TensorProto.FLOAT, [None, 5])],
+                          initializer=[numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one")])
+nodes = [
+    helper.make_node("Shape", ["x"], ["xs"]),
+    helper.make_node("Slice", ["xs", "k1", "k2"], ["W"]),
+    helper.make_node("Equal", ["W", "k5"], ["c1v"]),
+    helper.make_node("Squeeze", ["c1v"], ["c1"]),
+    helper.make_node("If", ["c1"], ["y1"], then_branch=then1, else_branch=else1),
+    helper.make_node("Slice", ["xs", "k0", "k1"], ["S"]),
+    helper.make_node("GreaterOrEqual", ["S", "k0"], ["c2v"]),
+    helper.make_node("Squeeze", ["c2v"], ["c2"]),
+    helper.make_node("If", ["c2"], ["y2"], then_branch=then2, else_branch=else1),
+]
+path = save("ifs", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["S", 5])],
+            [helper.make_tensor_value_info(n, TensorProto.FLOAT, [None, 5]) for n in ("y1", "y2")],
+            [const("k0", [0]), const("k1", [1]), const("k2", [2]), const("k5", [5])])
+run_both(path, [], lambda S: {"x": xs[S]},
+         lambda S, d, mode: (compare("If static (%s)" % mode, np.load(os.path.join(d, "y1.npy")), -xs[S]),
+                             compare("If S >= 0 (%s)" % mode, np.load(os.path.join(d, "y2.npy")), xs[S] + 1)),
+         [1, 3])
+# A condition read from data is refused, naming the node.
+nodes = [helper.make_node("ReduceSum", ["x"], ["sum"], keepdims=0),
+         helper.make_node("Greater", ["sum", "zero"], ["c"]),
+         helper.make_node("If", ["c"], ["y"], then_branch=then1, else_branch=else1, name="data_if")]
+path = save("data_if", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["S", 5])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 5])],
+            [numpy_helper.from_array(np.array(0.0, dtype=np.float32), "zero")])
+p = sh(["dscc", "import", path], ok=False)
+if p.returncode != 1 or "node 'data_if' (If, opset 17" not in p.stderr or "must be known when importing" not in p.stderr:
+    sys.exit("FAIL: a data-dependent If is not a located refusal:\n" + p.stderr)
+print("ok If: conditions folded at import, a data-dependent one refused")
