@@ -95,6 +95,41 @@ Value* gatherAt(B& b, Value* data, const std::vector<Value*>& coords, const std:
   return b.op(OpKind::Gather, {rows, lin}, {{"axis", Attribute::makeInt(0)}});
 }
 
+// The running sum of integer `x` along `ax` (CumSum), exactly, as a
+// Hillis-Steele scan: step k adds the partial sums shifted by 2^k (zeros
+// shifted in), ceil(log2 N) steps for a dim of at most N, each one fused
+// elementwise kernel; O(n log n) additions and no [L, L] mask. N is the
+// dim's bound under the facts: a dim with none is a located error naming the
+// --where to give. `excl` shifts the result by one; `rev` runs the scan on the
+// reversed axis.
+Value* integerScan(B& b, Value* x, int64_t ax, bool excl, bool rev) {
+  DimExpr len = x->type.dims[size_t(ax)];
+  int64_t hi = len.isConst() ? len.constValue() : b.c.solver ? b.c.solver->bounds(len).hi : INT64_MAX;
+  if (hi == INT64_MAX)
+    throw ImportError("an integer running sum over " + len.str() + " needs its largest size: give --where '" + len.str() +
+                      " in [1, N]'");
+  auto flip = [&](Value* v) {
+    constexpr int64_t past = -(int64_t(1) << 62);
+    return b.op(OpKind::Slice, {v}, {{"axes", intList({ax})}, {"starts", intList({-1})}, {"ends", intList({past})},
+                                     {"steps", intList({-1})}});
+  };
+  // v shifted by `by` along ax: zeros first, v's first len - by elements after.
+  auto shift = [&](Value* v, int64_t by) {
+    std::vector<DimExpr> zd = v->type.dims;
+    zd[size_t(ax)] = DimExpr(by);
+    Value* padded = b.op(OpKind::Concat, {b.fill(v, 0, zd), v}, {{"axis", Attribute::makeInt(ax)}});
+    return b.op(OpKind::Slice, {padded}, {{"axes", intList({ax})}, {"starts", intList({0})},
+                                          {"ends", Attribute::makeList({Attribute::makeDim(len)})}});
+  };
+  Value* y = rev ? flip(x) : x;
+  for (int64_t step = 1; step < hi; step *= 2) {
+    y = b.add(y, shift(y, step));
+    if (step > (int64_t(1) << 61)) break;
+  }
+  if (excl) y = shift(y, 1);
+  return rev ? flip(y) : y;
+}
+
 // NegativeLogLikelihoodLoss over `logp` [N, C, d...] at integer targets
 // [N, d...]: the picked entries by a one-hot mask (so out-of-range ignored
 // targets need no gather), weighted, reduced as `reduction` says.
@@ -534,8 +569,11 @@ bool convertMore(Ctx& c, const onnx::NodeProto& n) {
     size_t r = x->type.rank();
     int64_t ax = b.axis(constInts(c, n, 1, "axis")[0], r);
     bool excl = attrInt(n, "exclusive", 0) != 0, rev = attrInt(n, "reverse", 0) != 0;
-    if (!isFloat(x->type.dtype)) throw ImportError("only floating-point inputs are supported");
     DimExpr len = x->type.dims[ax];
+    if (!isFloat(x->type.dtype)) {
+      b.out(integerScan(b, x, ax, excl, rev));
+      return true;
+    }
     Value* i = b.iota(DType::I64, {len, len}, 0);
     Value* j = b.iota(DType::I64, {len, len}, 1);
     // out[j] = sum over i of x[i] * M[i, j].

@@ -228,3 +228,45 @@ p = sh(["dscc", "import", path], ok=False)
 if p.returncode != 1 or "node 'data_if' (If, opset 17" not in p.stderr or "must be known when importing" not in p.stderr:
     sys.exit("FAIL: a data-dependent If is not a located refusal:\n" + p.stderr)
 print("ok If: conditions folded at import, a data-dependent one refused")
+
+# 5. CumSum over integers (RoBERTa's position ids): every exclusive/reverse
+# combination, i64 and i32, along a symbolic axis bounded by the facts.
+nodes, outs = [], []
+for dt, name in ((TensorProto.INT64, "a64"), (TensorProto.INT32, "a32")):
+    for excl in (0, 1):
+        for rev in (0, 1):
+            o = "cs_%s_%d_%d" % (name, excl, rev)
+            nodes.append(helper.make_node("CumSum", [name, "axis1"], [o], exclusive=excl, reverse=rev))
+            outs.append(helper.make_tensor_value_info(o, dt, [None, None]))
+path = save("cumsum", nodes, [helper.make_tensor_value_info("a64", TensorProto.INT64, ["B", "S"]),
+                              helper.make_tensor_value_info("a32", TensorProto.INT32, ["B", "S"])], outs,
+            [const("axis1", 1)])
+cfeeds = {}
+for B, S in ((1, 1), (2, 2), (3, 5), (2, 17), (1, 40)):
+    g = np.random.default_rng(B * 7 + S)
+    cfeeds[(B, S)] = {"a64": g.integers(-1000, 1000, (B, S)).astype(np.int64),
+                      "a32": g.integers(-1000, 1000, (B, S)).astype(np.int32)}
+
+
+def cumsum_ref(a, excl, rev):
+    v = a[:, ::-1] if rev else a
+    c = np.cumsum(v, axis=1, dtype=a.dtype)
+    if excl:
+        c = np.concatenate([np.zeros_like(c[:, :1]), c[:, :-1]], axis=1)
+    return c[:, ::-1] if rev else c
+
+
+def check_cumsum(bs, d, mode):
+    for name in ("a64", "a32"):
+        for excl in (0, 1):
+            for rev in (0, 1):
+                o = "cs_%s_%d_%d" % (name, excl, rev)
+                compare("CumSum %s exclusive=%d reverse=%d at %s (%s)" % (name, excl, rev, bs, mode),
+                        np.load(os.path.join(d, o + ".npy")), cumsum_ref(cfeeds[bs][name], excl, rev))
+
+
+run_both(path, ["--where", "S in [1, 40]"], lambda bs: cfeeds[bs], check_cumsum, list(cfeeds))
+p = sh(["dscc", "import", path], ok=False)
+if p.returncode != 1 or "give --where 'S in [1, N]'" not in p.stderr:
+    sys.exit("FAIL: an integer CumSum over an unbounded dim is not a located refusal:\n" + p.stderr)
+print("ok CumSum over integers: exclusive x reverse, i64 and i32, %d sizes; unbounded refused" % len(cfeeds))
