@@ -270,3 +270,72 @@ p = sh(["dscc", "import", path], ok=False)
 if p.returncode != 1 or "give --where 'S in [1, N]'" not in p.stderr:
     sys.exit("FAIL: an integer CumSum over an unbounded dim is not a located refusal:\n" + p.stderr)
 print("ok CumSum over integers: exclusive x reverse, i64 and i32, %d sizes; unbounded refused" % len(cfeeds))
+
+# 6. Opset 23's RMSNormalization and RotaryEmbedding (halves and interleaved,
+# partial rotation, position_ids, rank 3 and 4), against NumPy from the spec.
+H, D, RD, P = 2, 8, 6, 40
+g23 = np.random.default_rng(23)
+scale = g23.standard_normal(D * H).astype(np.float32)
+cosc = g23.standard_normal((P, RD // 2)).astype(np.float32)
+sinc = g23.standard_normal((P, RD // 2)).astype(np.float32)
+cosf = g23.standard_normal((P, D // 2)).astype(np.float32)
+sinf = g23.standard_normal((P, D // 2)).astype(np.float32)
+nodes = [helper.make_node("RMSNormalization", ["h", "scale"], ["rms"], epsilon=1e-3),
+         helper.make_node("RotaryEmbedding", ["q4", "cosc", "sinc", "pos"], ["rot4"], rotary_embedding_dim=RD),
+         helper.make_node("RotaryEmbedding", ["q4", "cosc", "sinc", "pos"], ["rot4i"], rotary_embedding_dim=RD,
+                          interleaved=1),
+         helper.make_node("RotaryEmbedding", ["h", "cosf", "sinf", "pos"], ["rot3"], num_heads=H)]
+g = helper.make_graph(nodes, "opset23", [
+    helper.make_tensor_value_info("h", TensorProto.FLOAT, ["B", "S", H * D]),
+    helper.make_tensor_value_info("q4", TensorProto.FLOAT, ["B", H, "S", D]),
+    helper.make_tensor_value_info("pos", TensorProto.INT64, ["B", "S"])],
+    [helper.make_tensor_value_info("rms", TensorProto.FLOAT, [None, None, H * D]),
+     helper.make_tensor_value_info("rot4", TensorProto.FLOAT, [None, H, None, D]),
+     helper.make_tensor_value_info("rot4i", TensorProto.FLOAT, [None, H, None, D]),
+     helper.make_tensor_value_info("rot3", TensorProto.FLOAT, [None, None, H * D])],
+    initializer=[numpy_helper.from_array(a, nm) for a, nm in
+                 ((scale, "scale"), (cosc, "cosc"), (sinc, "sinc"), (cosf, "cosf"), (sinf, "sinf"))])
+path = os.path.join(out, "opset23.onnx")
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)]), path)
+
+
+def rope(x4, cos, sin, pos, rd, inter):  # x4 [b, heads, s, d]
+    t = x4.transpose(0, 2, 1, 3).astype(np.float64)
+    c, s = cos[pos][:, :, None, :], sin[pos][:, :, None, :]
+    xr = t[..., :rd]
+    x1, x2 = (xr[..., 0::2], xr[..., 1::2]) if inter else (xr[..., :rd // 2], xr[..., rd // 2:])
+    re, im = c * x1 - s * x2, s * x1 + c * x2
+    rot = np.stack([re, im], axis=-1).reshape(xr.shape) if inter else np.concatenate([re, im], axis=-1)
+    return np.concatenate([rot, t[..., rd:]], axis=-1).transpose(0, 2, 1, 3)
+
+
+ofeeds = {}
+for B, S in ((1, 1), (2, 5), (3, 17)):
+    gg = np.random.default_rng(B * 31 + S)
+    ofeeds[(B, S)] = {"h": gg.standard_normal((B, S, H * D)).astype(np.float32),
+                      "q4": gg.standard_normal((B, H, S, D)).astype(np.float32),
+                      "pos": gg.integers(0, P, (B, S)).astype(np.int64)}
+
+
+def close(tag, got, want):
+    if got.shape != want.shape or not np.allclose(got, want, atol=1e-5, rtol=1e-5):
+        sys.exit("FAIL %s: max error %s" % (tag, np.abs(got - want).max() if got.shape == want.shape else got.shape))
+
+
+def check_opset23(bs, d, mode):
+    f = ofeeds[bs]
+    h = f["h"].astype(np.float64)
+    close("RMSNormalization %s (%s)" % (bs, mode), np.load(os.path.join(d, "rms.npy")),
+          h / np.sqrt((h * h).mean(-1, keepdims=True) + 1e-3) * scale)
+    close("RotaryEmbedding halves %s (%s)" % (bs, mode), np.load(os.path.join(d, "rot4.npy")),
+          rope(f["q4"], cosc, sinc, f["pos"], RD, False))
+    close("RotaryEmbedding interleaved %s (%s)" % (bs, mode), np.load(os.path.join(d, "rot4i.npy")),
+          rope(f["q4"], cosc, sinc, f["pos"], RD, True))
+    B, S = bs
+    h4 = f["h"].reshape(B, S, H, D).transpose(0, 2, 1, 3)
+    close("RotaryEmbedding rank 3 %s (%s)" % (bs, mode), np.load(os.path.join(d, "rot3.npy")),
+          rope(h4, cosf, sinf, f["pos"], D, False).transpose(0, 2, 1, 3).reshape(B, S, H * D))
+
+
+run_both(path, [], lambda bs: ofeeds[bs], check_opset23, list(ofeeds))
+print("ok opset 23: RMSNormalization, RotaryEmbedding (halves, interleaved, partial, rank 3 and 4), %d sizes" % len(ofeeds))
