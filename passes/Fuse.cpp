@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
 #include "ir/IndexMap.h"
+#include "ir/KernelKind.h"
 #include "ir/Rewrite.h"
 #include "passes/FuseKinds.h"
 #include "passes/FuseOps.h"
@@ -176,8 +178,8 @@ struct Planner {
         }
         bool ok = true;
         for (Operation* op : ops) {
-          if (classify(*op, freeOps) != Cls::Elementwise || opPattern(*op) > OpPattern::Broadcast ||
-              op->kind == OpKind::BroadcastTo || !same(numel(op->result()->type), numel(out))) {
+          if (classify(*op, freeOps) != Cls::Elementwise || !isPointwise(*op) ||
+              !same(numel(op->result()->type), numel(out))) {
             ok = false;
             break;
           }
@@ -267,8 +269,7 @@ struct Planner {
       if (u->kind == OpKind::Gather && u->operands[0] == v && same(numel(u->result()->type), numel(v->type))) continue;
       Cls c = classify(*u, freeOps);
       if (c == Cls::Reduction) continue;
-      bool pointwise = (c == Cls::Elementwise && opPattern(*u) <= OpPattern::Broadcast && u->kind != OpKind::BroadcastTo) ||
-                       c == Cls::Composite;
+      bool pointwise = (c == Cls::Elementwise && isPointwise(*u)) || c == Cls::Composite;
       if (!pointwise || !sameDims(squeezed(u->result()->type.dims), d)) return false;
     }
     return true;
@@ -522,7 +523,7 @@ struct Planner {
   void finish() { absorbEpilogues(); }
 
   // Asks the code generator about every kernel; one its kind's lowering
-  // refuses becomes "generic". False (with an error at the kernel) when even
+  // refuses becomes KernelKind::Generic. False (with an error at the kernel) when even
   // the element generator refuses it: a planner bug, never a user's.
   //
   // With `replan`, a refused stitch is not demoted: its last reduction (in
@@ -537,13 +538,13 @@ struct Planner {
     std::vector<std::pair<Operation*, std::string>> refused;
     for (auto& op : f.ops) {
       if (op->kind != OpKind::Fusion) continue;
-      const Attribute* k = op->attr("kind");
-      if (!k || k->s == "generic") continue;
+      std::optional<KernelKind> k = kernelKindOf(*op);
+      if (!k || *k == KernelKind::Generic) continue;
       if (std::string why = ctx.opts.kernelCheck(*op); !why.empty()) refused.emplace_back(op.get(), why);
     }
     if (replan) {
       for (const auto& [op, why] : refused) {
-        if (op->attr("kind")->s != "stitch") continue;
+        if (kernelKindOf(*op) != KernelKind::Stitch) continue;
         for (auto it = op->body.rbegin(); it != op->body.rend(); ++it)
           if (classify(**it, freeOps) == Cls::Reduction && !replan->count(it->get())) {
             const std::string prefix = "codegen: ";
@@ -555,8 +556,8 @@ struct Planner {
       if (again) return true;
     }
     for (const auto& [op, why] : refused) {
-      std::string was = op->attr("kind")->s;
-      op->setAttr("kind", Attribute::makeString("generic"));
+      KernelKind was = *kernelKindOf(*op);  // refused above: a kind other than Generic
+      setKernelKind(*op, KernelKind::Generic);
       if (std::string e = ctx.opts.kernelCheck(*op); !e.empty()) {
         ctx.diags.error(op->loc, "internal error: the fusion planner formed a kernel no lowering takes: " + e);
         return false;
@@ -564,7 +565,8 @@ struct Planner {
       if (ctx.opts.fusionRemarks) {
         std::vector<Attribute> rs;
         if (const Attribute* r = op->attr("remarks")) rs = r->list;
-        rs.push_back(Attribute::makeString("generic: the " + was + " lowering refused it: " + why));
+        rs.push_back(
+            Attribute::makeString("generic: the " + std::string(kernelKindName(was)) + " lowering refused it: " + why));
         op->setAttr("remarks", Attribute::makeList(rs));
       }
     }
@@ -573,7 +575,7 @@ struct Planner {
 
   // The kind of a group (passes/FuseKinds.h), asking this planner's solver
   // and use map.
-  std::string kindOf(const std::vector<Operation*>& ops, std::string& why) {
+  KernelKind kindOf(const std::vector<Operation*>& ops, std::string& why) {
     KindQueries q{freeOps, [this](const DimExpr& x, const DimExpr& y) { return same(x, y); },
                   [this](const Value* v, const std::set<const Operation*>& in) { return yieldedBy(v, in); }};
     return kernelKind(ops, q, why);
@@ -642,7 +644,7 @@ struct Planner {
       fu->loc = ops.back()->loc;
       fu->hasExplicitType = true;
       std::string kindWhy;
-      fu->setAttr("kind", Attribute::makeString(kindOf(ops, kindWhy)));
+      setKernelKind(*fu, kindOf(ops, kindWhy));
       if (ctx.opts.fusionRemarks) {
         std::vector<Attribute> rs;
         if (auto it = remarks.find(unitGroup[u]); it != remarks.end())

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/KernelKind.h"
 #include "passes/FuseOps.h"
 
 namespace dscc::fuseops {
@@ -19,12 +20,12 @@ struct KindQueries {
   std::function<bool(const Value*, const std::set<const Operation*>&)> yieldedBy;
 };
 
-/// The kind of the kernel holding `ops` (in program order): "library" with a
-/// matmul; "generic" when an op's index map is not the kernel's index
+/// The kind of the kernel holding `ops` (in program order): Library with a
+/// matmul; Generic when an op's index map is not the kernel's index
 /// (readsAtKernelIndex: data movement, argmax), which only the element
 /// generator lowers, or when the kernel's reductions or results are not in
 /// the form the input, stitch or loop lowering takes (`why` says which op);
-/// else "stitch", "input" or "loop" by how its reductions are read.
-std::string kernelKind(const std::vector<Operation*>& ops, const KindQueries& q, std::string& why);
+/// else Stitch, Input or Loop by how its reductions are read.
+KernelKind kernelKind(const std::vector<Operation*>& ops, const KindQueries& q, std::string& why);
 
 }  // namespace dscc::fuseops
