@@ -3,15 +3,14 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
 #include <set>
 #include <tuple>
 
 #include "ir/IndexMap.h"
 #include "ir/KernelKind.h"
 #include "ir/Rewrite.h"
-#include "passes/FuseKinds.h"
 #include "passes/FuseOps.h"
+#include "passes/KernelAnalysis.h"
 #include "passes/ShapeSolver.h"
 
 namespace dscc {
@@ -31,6 +30,9 @@ struct Planner {
   std::vector<std::pair<std::vector<DimExpr>, std::vector<DimExpr>>> rowShapes;  // (input, result) dims of row reductions
   int nextGroup = 0;
   std::set<int> libraryGroups;  // groups holding a matmul
+  // Each fusion op rewrite() formed, analysed once (kind, reductions): what
+  // legalize reads, rather than the attribute and the body's ops again.
+  std::map<const Operation*, KernelAnalysis> analyses;
   // Uses of every top-level value and the returned values, built once after
   // redirectDims: usersOf and isReturned scan the whole function, which made
   // planning quadratic in the number of ops.
@@ -537,18 +539,18 @@ struct Planner {
     // Each kernel asked once: what its kind's lowering says of it.
     std::vector<std::pair<Operation*, std::string>> refused;
     for (auto& op : f.ops) {
-      if (op->kind != OpKind::Fusion) continue;
-      std::optional<KernelKind> k = kernelKindOf(*op);
-      if (!k || *k == KernelKind::Generic) continue;
+      if (op->kind != OpKind::Fusion || analyses.at(op.get()).kind == KernelKind::Generic) continue;
       if (std::string why = ctx.opts.kernelCheck(*op); !why.empty()) refused.emplace_back(op.get(), why);
     }
     if (replan) {
       for (const auto& [op, why] : refused) {
-        if (kernelKindOf(*op) != KernelKind::Stitch) continue;
-        for (auto it = op->body.rbegin(); it != op->body.rend(); ++it)
-          if (classify(**it, freeOps) == Cls::Reduction && !replan->count(it->get())) {
+        const KernelAnalysis& a = analyses.at(op);
+        if (a.kind != KernelKind::Stitch) continue;
+        // The last reduction (in program order) not taken out already.
+        for (auto it = a.reductions.rbegin(); it != a.reductions.rend(); ++it)
+          if (!replan->count(*it)) {
             const std::string prefix = "codegen: ";
-            replan->emplace(it->get(), why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : why);
+            replan->emplace(*it, why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : why);
             again = true;
             break;
           }
@@ -556,7 +558,9 @@ struct Planner {
       if (again) return true;
     }
     for (const auto& [op, why] : refused) {
-      KernelKind was = *kernelKindOf(*op);  // refused above: a kind other than Generic
+      KernelAnalysis& a = analyses.at(op);
+      KernelKind was = a.kind;
+      a.kind = KernelKind::Generic;
       setKernelKind(*op, KernelKind::Generic);
       if (std::string e = ctx.opts.kernelCheck(*op); !e.empty()) {
         ctx.diags.error(op->loc, "internal error: the fusion planner formed a kernel no lowering takes: " + e);
@@ -573,12 +577,12 @@ struct Planner {
     return true;
   }
 
-  // The kind of a group (passes/FuseKinds.h), asking this planner's solver
-  // and use map.
-  KernelKind kindOf(const std::vector<Operation*>& ops, std::string& why) {
+  // The analysis of a group (passes/KernelAnalysis.h), asking this
+  // planner's solver and use map.
+  KernelAnalysis analyze(const std::vector<Operation*>& ops) {
     KindQueries q{freeOps, [this](const DimExpr& x, const DimExpr& y) { return same(x, y); },
                   [this](const Value* v, const std::set<const Operation*>& in) { return yieldedBy(v, in); }};
-    return kernelKind(ops, q, why);
+    return analyzeKernel(ops, q);
   }
 
   // Rewrites the function: one fusion op per group, in a dependency order.
@@ -643,13 +647,13 @@ struct Planner {
       fu->kind = OpKind::Fusion;
       fu->loc = ops.back()->loc;
       fu->hasExplicitType = true;
-      std::string kindWhy;
-      setKernelKind(*fu, kindOf(ops, kindWhy));
+      KernelAnalysis& a = analyses[fu.get()] = analyze(ops);
+      setKernelKind(*fu, a.kind);
       if (ctx.opts.fusionRemarks) {
         std::vector<Attribute> rs;
         if (auto it = remarks.find(unitGroup[u]); it != remarks.end())
           for (const auto& r : it->second) rs.push_back(Attribute::makeString(r));
-        if (!kindWhy.empty()) rs.push_back(Attribute::makeString(kindWhy));
+        if (!a.whyGeneric.empty()) rs.push_back(Attribute::makeString(a.whyGeneric));
         if (!rs.empty()) fu->setAttr("remarks", Attribute::makeList(rs));
       }
       std::set<const Value*> inner, taken;

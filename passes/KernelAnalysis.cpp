@@ -1,5 +1,5 @@
-// The kind of a fused kernel (loop, input, stitch, generic, library): which lowering takes it.
-#include "passes/FuseKinds.h"
+// What a fused kernel is: its kind, reductions and why it is generic (declared in KernelAnalysis.h).
+#include "passes/KernelAnalysis.h"
 
 #include <map>
 
@@ -108,6 +108,14 @@ KernelKind kernelKind(const std::vector<Operation*>& ops, const KindQueries& q, 
       }
   }
   return stitch ? KernelKind::Stitch : red ? KernelKind::Input : KernelKind::Loop;
+}
+
+KernelAnalysis analyzeKernel(const std::vector<Operation*>& ops, const KindQueries& q) {
+  KernelAnalysis a;
+  a.kind = kernelKind(ops, q, a.whyGeneric);
+  for (const Operation* o : ops)
+    if (classify(*o, q.freeOps) == Cls::Reduction) a.reductions.push_back(o);
+  return a;
 }
 
 }  // namespace dscc::fuseops
