@@ -353,9 +353,9 @@ void storeElement(llvm::IRBuilderBase& b, DType t, llvm::Value* v, llvm::Value* 
 }
 
 bool isElementwise(const Operation& op) {
-  // The op patterns of ir/IndexMap.h: elementwise, or broadcasting its
-  // operands (broadcast_to moves data, it computes nothing).
-  return !op.results.empty() && opPattern(op) <= OpPattern::Broadcast && op.kind != OpKind::BroadcastTo;
+  // ir/IndexMap.h's pointwise ops, with a result to compute (a malformed
+  // op without one is refused here, not where its result is read).
+  return !op.results.empty() && isPointwise(op);
 }
 
 std::string checkElementwiseOp(const Operation& op) {

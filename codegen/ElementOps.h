@@ -53,8 +53,9 @@ llvm::Value* loadElement(llvm::IRBuilderBase& b, DType dt, llvm::Value* ptr, uin
 /// Converts `v` from its register form and stores it at `ptr` (`align` as for loadElement).
 void storeElement(llvm::IRBuilderBase& b, DType dt, llvm::Value* v, llvm::Value* ptr, uint64_t align = 0);
 
-/// True for the op categories emitElementwiseOp handles (unary, cast,
-/// binary, logical, compare, select).
+/// True for the ops emitElementwiseOp handles: the pointwise ops
+/// (isPointwise, ir/IndexMap.h: unary, cast, binary, logical, compare,
+/// select) that have a result.
 bool isElementwise(const Operation& op);
 
 /// Checks that `op` is an elementwise op that emitElementwiseOp can generate

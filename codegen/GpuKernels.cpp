@@ -257,8 +257,8 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
                           : ph == 0 ? rowSplitChunks(k.iface.guards.splitRows) * k.iface.units
                                     : k.iface.units;
           std::string entry = cIdentifier(k.functionName(v)) + "_p" + std::to_string(ph);
-          LoweredKernel lk = k.kind == "stitch" ? lowerStitchKernel(*k.fusion, cm, entry + "_body", kv, ph)
-                                                : lowerInputKernel(*k.fusion, cm, entry + "_body", kv, ph);
+          LoweredKernel lk = k.kind == KernelKind::Stitch ? lowerStitchKernel(*k.fusion, cm, entry + "_body", kv, ph)
+                                                           : lowerInputKernel(*k.fusion, cm, entry + "_body", kv, ph);
           if (!lk.ok()) return "kernel " + k.symbol + ": " + lk.error;
           lk.fn->setLinkage(llvm::GlobalValue::InternalLinkage);
           lk.fn->addFnAttr(llvm::Attribute::AlwaysInline);
@@ -287,7 +287,7 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
         continue;
       }
       // Generic kernels: an element per thread (no CPU tiles), as planned for the GPU.
-      LoweredKernel lk = k.kind == "generic"
+      LoweredKernel lk = k.kind == KernelKind::Generic
                              ? lowerGenericKernel(*k.fusion, cm, cIdentifier(k.functionName(v)) + "_body", kv, false)
                              : lowerKernelVersion(k, v, cm, cIdentifier(k.functionName(v)) + "_body");
       if (!lk.ok()) return "kernel " + k.symbol + ": " + lk.error;
@@ -298,7 +298,7 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
       g.kernel = ki;
       g.version = v;
       g.symbols = k.iface.symbols;
-      bool loop = k.kind == "loop" || k.kind == "library";
+      bool loop = k.kind == KernelKind::Loop || k.kind == KernelKind::Library;
       g.unitWidth = loop ? std::max(1, kv.vectorWidth) : 1;
       g.threadUnits = g.unitWidth > 1 ? DimExpr::ceilDiv(k.iface.units, DimExpr(g.unitWidth)) : k.iface.units;
       // Cooperative schedules: `lanes` consecutive threads (a warp, a block)

@@ -18,10 +18,13 @@ std::string runSymbol(const Function& f) { return cIdentifier(f.name) + "_run"; 
 
 LoweredKernel lowerKernelVersion(const KernelPlan& k, size_t v, CodeModule& m, const std::string& name,
                                  int splitPhase) {
-  if (k.kind == "loop") return lowerLoopKernel(*k.fusion, m, name, k.versions[v]);
-  if (k.kind == "stitch") return lowerStitchKernel(*k.fusion, m, name, k.versions[v]);
-  if (k.kind == "input") return lowerInputKernel(*k.fusion, m, name, k.versions[v], splitPhase);
-  if (k.kind == "generic") return lowerGenericKernel(*k.fusion, m, name, k.versions[v]);
+  switch (k.kind) {
+    case KernelKind::Loop: return lowerLoopKernel(*k.fusion, m, name, k.versions[v]);
+    case KernelKind::Stitch: return lowerStitchKernel(*k.fusion, m, name, k.versions[v]);
+    case KernelKind::Input: return lowerInputKernel(*k.fusion, m, name, k.versions[v], splitPhase);
+    case KernelKind::Generic: return lowerGenericKernel(*k.fusion, m, name, k.versions[v]);
+    case KernelKind::Library: break;
+  }
   return lowerLoopKernel(*k.gemm->epilogue, m, name, k.versions[v]);
 }
 

@@ -246,7 +246,7 @@ llvm::Value* HostEmitter::kernelInfo(const KernelPlan& k, const std::string& fun
   auto* infoTy = llvm::StructType::get(ctx_, {ptrTy(), ptrTy(), ptrTy(), ptrTy(), i32(), ptrTy(), ptrTy()});
   auto c = [&](const std::string& s) { return llvm::cast<llvm::Constant>(str(s)); };
   auto* init = llvm::ConstantStruct::get(
-      infoTy, {c(k.symbol), c(k.kind), c(version), c(function), b_.getInt32(library ? 0 : names.size()), nameArr,
+      infoTy, {c(k.symbol), c(kernelKindName(k.kind)), c(version), c(function), b_.getInt32(library ? 0 : names.size()), nameArr,
                c(library || !countBytes ? "" : bytes.str())});
   auto* g = new llvm::GlobalVariable(mod_, infoTy, true, llvm::GlobalValue::PrivateLinkage, init, function + ".info");
   kernelInfos_[function] = g;

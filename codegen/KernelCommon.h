@@ -9,6 +9,7 @@
 
 #include "codegen/Kernel.h"
 #include "ir/IR.h"
+#include "ir/KernelKind.h"
 
 namespace llvm {
 class IRBuilderBase;
@@ -26,8 +27,10 @@ inline std::string err(const std::string& m) { return "codegen: " + m; }
 /// The name of op's first result ("?" when it has none), for messages.
 inline std::string nameOf(const Operation& op) { return op.results.empty() ? "?" : op.result()->name; }
 
-/// The `kind` attribute of a fusion op (loop, stitch, ...; "" when it has none).
-inline std::string fusionKind(const Operation& f) {
+/// The `kind` attribute of a fusion op as written ("" when it has none), for
+/// messages only: code compares kernelKindOf (ir/KernelKind.h), and this
+/// text also names a kind no lowering knows (an unverified op's).
+inline std::string kindText(const Operation& f) {
   const Attribute* kind = f.attr("kind");
   return kind && kind->kind == Attribute::Kind::String ? kind->s : "";
 }

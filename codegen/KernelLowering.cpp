@@ -44,9 +44,8 @@ struct KernelPlan {
 std::string plan(const Operation& f, KernelPlan& p, const KernelVariant& variant = {}) {
   p.fusion = &f;
   if (f.kind != OpKind::Fusion) return err("op '" + std::string(f.name()) + "' is not a fusion");
-  std::string k = fusionKind(f);
-  if (k != "loop")
-    return err("only loop kernels are lowered so far; %" + nameOf(f) + " is a '" + k + "' kernel");
+  if (kernelKindOf(f) != KernelKind::Loop)
+    return err("only loop kernels are lowered so far; %" + nameOf(f) + " is a '" + kindText(f) + "' kernel");
   if (f.results.empty() || f.yields.size() != f.results.size()) return err("a loop kernel must yield its results");
   p.space = f.result()->type.dims;
   for (const auto& r : f.results) {

@@ -193,16 +193,6 @@ std::string batchStrides(const View& w, size_t matrixDims, const std::vector<Dim
   return "";
 }
 
-bool isPointwise(const Operation& op) {
-  switch (op.info().category) {
-    case OpCategory::Unary: case OpCategory::Cast: case OpCategory::Binary: case OpCategory::Logical:
-    case OpCategory::Compare: case OpCategory::Select:
-      return true;
-    default:
-      return false;
-  }
-}
-
 /// Builds the epilogue loop kernel from the body ops after the matmul (clones; the fusion is not changed).
 std::string buildEpilogue(const Operation& fusion, const Operation& mm, const std::set<const Operation*>& prologue,
                           GemmPlan& out) {
@@ -220,7 +210,7 @@ std::string buildEpilogue(const Operation& fusion, const Operation& mm, const st
   auto epi = std::make_unique<Operation>();
   epi->kind = OpKind::Fusion;
   epi->loc = fusion.loc;
-  epi->setAttr("kind", Attribute::makeString("loop"));
+  setKernelKind(*epi, KernelKind::Loop);
   epi->operands.push_back(mm.result());
   std::map<const Value*, Value*> remap{{mm.result(), mm.result()}};
   const auto operandFor = [&](Value* v) -> std::string {
@@ -272,7 +262,7 @@ std::string buildEpilogue(const Operation& fusion, const Operation& mm, const st
 }  // namespace
 
 std::string planLibraryKernel(const Operation& fusion, ShapeSolver* solver, GemmPlan& out) {
-  if (fusion.kind != OpKind::Fusion || fusionKind(fusion) != "library")
+  if (fusion.kind != OpKind::Fusion || kernelKindOf(fusion) != KernelKind::Library)
     return "codegen: not a library kernel (fusion {kind = \"library\"})";
   const Operation* mm = nullptr;
   std::set<const Operation*> bodyOps;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <optional>
 #include <sstream>
 
 #include "codegen/ElementGenerator.h"
@@ -25,31 +26,33 @@ std::string cIdentifier(const std::string& name) {
 }
 
 std::string kernelLegality(const Operation& fusion, bool gpu) {
-  std::string k = fusionKind(fusion);
+  std::optional<KernelKind> kind = kernelKindOf(fusion);
+  if (!kind) return "codegen: unknown kernel kind '" + kindText(fusion) + "'";
   KernelInterface iface;
-  if (k == "loop") return describeLoopKernel(fusion, iface);
-  if (k == "stitch") return describeStitchKernel(fusion, iface);
-  if (k == "input") return describeInputKernel(fusion, iface);
-  if (k == "generic") return describeGenericKernel(fusion, iface);
-  if (k == "library") {
-    for (const auto& op : fusion.body) {
-      if (op->kind != OpKind::Matmul) continue;
-      DType dt = op->operands[0]->type.dtype;
-      // Batch dims that may broadcast only at run time (neither equal nor 1)
-      // have no strided-batch GEMM layout: a generic kernel takes them.
-      const Type &ta = op->operands[0]->type, &tb = op->operands[1]->type;
-      if (ta.rank() >= 3 && tb.rank() >= 3)
-        for (size_t k = 1; k + 2 <= std::min(ta.rank(), tb.rank()); ++k) {
-          const DimExpr &x = ta.dims[ta.rank() - 2 - k], &y = tb.dims[tb.rank() - 2 - k];
-          bool one = (x.isConst() && x.constValue() == 1) || (y.isConst() && y.constValue() == 1);
-          if (!(x == y) && !one) return "codegen: batch dims of the matmul may broadcast only at run time";
-        }
-      if (dt == DType::F32 || (gpu && (dt == DType::F16 || dt == DType::BF16))) return "";
-      return "codegen: no GEMM routine for a matmul of " + std::string(dtypeName(dt)) + (gpu ? "" : " on the cpu");
-    }
-    return "";
+  switch (*kind) {
+    case KernelKind::Loop: return describeLoopKernel(fusion, iface);
+    case KernelKind::Stitch: return describeStitchKernel(fusion, iface);
+    case KernelKind::Input: return describeInputKernel(fusion, iface);
+    case KernelKind::Generic: return describeGenericKernel(fusion, iface);
+    case KernelKind::Library: break;
   }
-  return "codegen: unknown kernel kind '" + k + "'";
+  // A library kernel: its matmul has a GEMM routine.
+  for (const auto& op : fusion.body) {
+    if (op->kind != OpKind::Matmul) continue;
+    DType dt = op->operands[0]->type.dtype;
+    // Batch dims that may broadcast only at run time (neither equal nor 1)
+    // have no strided-batch GEMM layout: a generic kernel takes them.
+    const Type &ta = op->operands[0]->type, &tb = op->operands[1]->type;
+    if (ta.rank() >= 3 && tb.rank() >= 3)
+      for (size_t k = 1; k + 2 <= std::min(ta.rank(), tb.rank()); ++k) {
+        const DimExpr &x = ta.dims[ta.rank() - 2 - k], &y = tb.dims[tb.rank() - 2 - k];
+        bool one = (x.isConst() && x.constValue() == 1) || (y.isConst() && y.constValue() == 1);
+        if (!(x == y) && !one) return "codegen: batch dims of the matmul may broadcast only at run time";
+      }
+    if (dt == DType::F32 || (gpu && (dt == DType::F16 || dt == DType::BF16))) return "";
+    return "codegen: no GEMM routine for a matmul of " + std::string(dtypeName(dt)) + (gpu ? "" : " on the cpu");
+  }
+  return "";
 }
 
 std::unique_ptr<ShapeSolver> makeModelSolver(const Function& f) {
@@ -427,19 +430,22 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
     if (op->kind != OpKind::Fusion) continue;
     KernelPlan k;
     k.fusion = op.get();
-    k.kind = fusionKind(*op);
     std::string resName = op->results.empty() ? "none" : op->result()->name;
     k.symbol = cIdentifier(f.name) + ".k" + std::to_string(index++) + "." + cIdentifier(resName);
+    std::optional<KernelKind> kind = kernelKindOf(*op);
+    if (kind) k.kind = *kind;
     std::string why;
-    if (k.kind == "loop") {
+    if (!kind) {
+      why = "codegen: unknown kernel kind '" + kindText(*op) + "'";
+    } else if (k.kind == KernelKind::Loop) {
       why = describeLoopKernel(*op, k.iface);
-    } else if (k.kind == "stitch") {
+    } else if (k.kind == KernelKind::Stitch) {
       why = describeStitchKernel(*op, k.iface);
-    } else if (k.kind == "input") {
+    } else if (k.kind == KernelKind::Input) {
       why = describeInputKernel(*op, k.iface);
-    } else if (k.kind == "generic") {
+    } else if (k.kind == KernelKind::Generic) {
       why = describeGenericKernel(*op, k.iface, /*tiles=*/!opts.gpu);
-    } else if (k.kind == "library") {
+    } else {
       k.gemm = std::make_shared<GemmPlan>();
       why = planLibraryKernel(*op, &solver, *k.gemm);
       DType mdt = why.empty() ? k.gemm->matmul->operands[0]->type.dtype : DType::F32;
@@ -448,17 +454,15 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
               " needs a GPU target (--target=cuda:sm_80 or cuda:sm_90); the cpu target's BLAS is fp32";
       if (why.empty() && k.gemm->epilogue) why = describeLoopKernel(*k.gemm->epilogue, k.iface);
       k.hasKernel = why.empty() && k.gemm->epilogue != nullptr;
-    } else {
-      why = "codegen: unknown kernel kind '" + k.kind + "'";
     }
     if (!why.empty()) {
       if (failed) *failed = op.get();
-      return "kernel %" + resName + " (" + k.kind + "): " + why;
+      return "kernel %" + resName + " (" + kindText(*op) + "): " + why;
     }
     if (k.hasKernel)
       k.guards = decideGuards(k.iface, solver, opts, takesLoopVectorWidth(k.kind),
-                              (k.kind == "loop" || k.kind == "stitch") && streamingPays(*op),
-                              k.kind == "stitch" && peelsRows(*op));
+                              (k.kind == KernelKind::Loop || k.kind == KernelKind::Stitch) && streamingPays(*op),
+                              k.kind == KernelKind::Stitch && peelsRows(*op));
     k.versions = k.hasKernel ? versionsOf(k.guards) : std::vector<KernelVariant>{};
     if (k.hasKernel) k.chunk = kernelChunkElements(k.gemm ? *k.gemm->epilogue : *op);
     out.kernels.push_back(std::move(k));

@@ -12,6 +12,7 @@
 
 #include "codegen/Kernel.h"
 #include "ir/IR.h"
+#include "ir/KernelKind.h"
 
 namespace dscc {
 class ShapeSolver;
@@ -65,7 +66,7 @@ bool assumes(const KernelVariant& v, const GuardPlan& g);
 /// One kernel of the model.
 struct KernelPlan {
   const Operation* fusion = nullptr;
-  std::string kind;    ///< loop, stitch, input, library
+  KernelKind kind = KernelKind::Loop;  ///< which lowering takes it
   std::string symbol;  ///< the base of its functions' names, e.g. `bert_layer.k3.p`
   /// The interface of the generated kernel (for library kernels: of the epilogue; see hasKernel).
   KernelInterface iface;
@@ -123,7 +124,7 @@ constexpr int kCpuLoopVectorWidth = 16, kCpuVectorWidth = 8;
 
 /// Whether kernels of `kind` (KernelPlan::kind) take
 /// PlanOptions::loopVectorWidth: loop kernels and GEMM epilogues.
-inline bool takesLoopVectorWidth(const std::string& kind) { return kind == "loop" || kind == "library"; }
+inline bool takesLoopVectorWidth(KernelKind kind) { return kind == KernelKind::Loop || kind == KernelKind::Library; }
 
 /// PlanOptions::streamMinBytes: the threshold is read by the running model
 /// (dscc_stream_min_bytes, runtime/dscc_generated.h), so a plan does not

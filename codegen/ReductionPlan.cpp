@@ -34,10 +34,11 @@ std::string parseAxes(const Operation& op, std::vector<bool>& reduced, bool& kee
 std::string plan(const Operation& f, bool stitch, Plan& p) {
   p.fusion = &f;
   p.stitch = stitch;
-  p.kindName = stitch ? "stitch" : "input";
+  const KernelKind want = stitch ? KernelKind::Stitch : KernelKind::Input;
+  p.kindName = kernelKindName(want);
   if (f.kind != OpKind::Fusion) return err("op '" + std::string(f.name()) + "' is not a fusion");
-  std::string k = fusionKind(f);
-  if (k != p.kindName) return err("%" + nameOf(f) + " is a '" + k + "' kernel, not a '" + p.kindName + "' kernel");
+  if (kernelKindOf(f) != want)
+    return err("%" + nameOf(f) + " is a '" + kindText(f) + "' kernel, not a '" + p.kindName + "' kernel");
   if (f.results.empty() || f.yields.size() != f.results.size()) return err("a kernel must yield its results");
   std::set<std::string> symbols;
   for (const Value* v : f.operands) {

@@ -28,7 +28,7 @@ bool isReduction(const Operation& op);
 struct Plan {
   const Operation* fusion = nullptr;
   bool stitch = false;
-  const char* kindName = "";
+  const char* kindName = "";  ///< kernelKindName of the kind planned, for messages
   KernelInterface iface;
   std::vector<DimExpr> space, kept, keepShape;  // S, K, S with 1 at reduced dims
   std::vector<bool> reduced;                    // per dim of S
@@ -107,7 +107,7 @@ struct Plan {
   }
 };
 
-/// Plans `f` (a fusion of kind "stitch" when `stitch`, else "input"): its
+/// Plans `f` (a fusion of KernelKind::Stitch when `stitch`, else Input): its
 /// space, reduced dims, phases, frames and interface. "" or why it cannot be lowered.
 std::string plan(const Operation& f, bool stitch, Plan& p);
 

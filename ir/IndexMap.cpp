@@ -15,14 +15,23 @@ size_t normalise(int64_t a, size_t rank) {
 
 }  // namespace
 
-OpPattern opPattern(const Operation& op) {
+bool isPointwise(const Operation& op) {
   switch (op.info().category) {
     case OpCategory::Unary: case OpCategory::Cast: case OpCategory::Binary: case OpCategory::Logical:
-    case OpCategory::Compare: case OpCategory::Select: {
-      for (const Value* v : op.operands)
-        if (v->type.dims != op.result()->type.dims) return OpPattern::Broadcast;
-      return OpPattern::Elementwise;
-    }
+    case OpCategory::Compare: case OpCategory::Select:
+      return true;
+    default:
+      return false;
+  }
+}
+
+OpPattern opPattern(const Operation& op) {
+  if (isPointwise(op)) {
+    for (const Value* v : op.operands)
+      if (v->type.dims != op.result()->type.dims) return OpPattern::Broadcast;
+    return OpPattern::Elementwise;
+  }
+  switch (op.info().category) {
     case OpCategory::BroadcastTo: return OpPattern::Broadcast;
     case OpCategory::Reshape: case OpCategory::Transpose: case OpCategory::Concat: case OpCategory::Slice:
     case OpCategory::Gather: case OpCategory::Iota:
@@ -33,12 +42,7 @@ OpPattern opPattern(const Operation& op) {
 }
 
 bool readsAtKernelIndex(const Operation& op) {
-  switch (opPattern(op)) {
-    case OpPattern::Elementwise: return true;
-    case OpPattern::Broadcast: return op.info().category != OpCategory::BroadcastTo;
-    case OpPattern::Reduction: return op.info().category != OpCategory::ArgMax;
-    default: return false;
-  }
+  return isPointwise(op) || (opPattern(op) == OpPattern::Reduction && op.info().category != OpCategory::ArgMax);
 }
 
 const char* patternName(OpPattern p) {

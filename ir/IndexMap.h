@@ -40,6 +40,13 @@ enum class OpPattern {
   Opaque        ///< not expressed by an index map (matmul, composites, constants, shape ops)
 };
 
+/// True for the ops that compute each element from their operands' elements
+/// at the same output index, as is or numpy-broadcast: unary, cast, binary,
+/// logical, compare and select (the elementwise and broadcast patterns less
+/// broadcast_to, which computes nothing: it moves data). The one definition
+/// of "pointwise" for the planner, the library epilogue and code generation.
+bool isPointwise(const Operation& op);
+
 /// The pattern of `op`.
 OpPattern opPattern(const Operation& op);
 /// "elementwise", "broadcast", ...

@@ -1,6 +1,7 @@
 // Verification and result-type inference for every op category.
 #include "ir/Verifier.h"
 
+#include "ir/KernelKind.h"
 #include "ir/VerifierInternal.h"
 
 #include <algorithm>
@@ -513,8 +514,7 @@ bool OpChecker::inferDim() {
 
 bool OpChecker::inferFusion() {
   const Attribute* k = op_.attr("kind");
-  if (!k || k->kind != Attribute::Kind::String ||
-      (k->s != "loop" && k->s != "input" && k->s != "stitch" && k->s != "library" && k->s != "generic"))
+  if (!k || k->kind != Attribute::Kind::String || !parseKernelKind(k->s))
     return err("'fusion' needs kind = \"loop\", \"input\", \"stitch\", \"library\" or \"generic\"");
   if (!op_.hasExplicitType) return err("'fusion' needs its result types");
   bool bodyOk = true;

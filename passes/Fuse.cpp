@@ -7,9 +7,10 @@
 #include <tuple>
 
 #include "ir/IndexMap.h"
+#include "ir/KernelKind.h"
 #include "ir/Rewrite.h"
-#include "passes/FuseKinds.h"
 #include "passes/FuseOps.h"
+#include "passes/KernelAnalysis.h"
 #include "passes/ShapeSolver.h"
 
 namespace dscc {
@@ -29,6 +30,9 @@ struct Planner {
   std::vector<std::pair<std::vector<DimExpr>, std::vector<DimExpr>>> rowShapes;  // (input, result) dims of row reductions
   int nextGroup = 0;
   std::set<int> libraryGroups;  // groups holding a matmul
+  // Each fusion op rewrite() formed, analysed once (kind, reductions): what
+  // legalize reads, rather than the attribute and the body's ops again.
+  std::map<const Operation*, KernelAnalysis> analyses;
   // Uses of every top-level value and the returned values, built once after
   // redirectDims: usersOf and isReturned scan the whole function, which made
   // planning quadratic in the number of ops.
@@ -176,8 +180,8 @@ struct Planner {
         }
         bool ok = true;
         for (Operation* op : ops) {
-          if (classify(*op, freeOps) != Cls::Elementwise || opPattern(*op) > OpPattern::Broadcast ||
-              op->kind == OpKind::BroadcastTo || !same(numel(op->result()->type), numel(out))) {
+          if (classify(*op, freeOps) != Cls::Elementwise || !isPointwise(*op) ||
+              !same(numel(op->result()->type), numel(out))) {
             ok = false;
             break;
           }
@@ -267,8 +271,7 @@ struct Planner {
       if (u->kind == OpKind::Gather && u->operands[0] == v && same(numel(u->result()->type), numel(v->type))) continue;
       Cls c = classify(*u, freeOps);
       if (c == Cls::Reduction) continue;
-      bool pointwise = (c == Cls::Elementwise && opPattern(*u) <= OpPattern::Broadcast && u->kind != OpKind::BroadcastTo) ||
-                       c == Cls::Composite;
+      bool pointwise = (c == Cls::Elementwise && isPointwise(*u)) || c == Cls::Composite;
       if (!pointwise || !sameDims(squeezed(u->result()->type.dims), d)) return false;
     }
     return true;
@@ -522,7 +525,7 @@ struct Planner {
   void finish() { absorbEpilogues(); }
 
   // Asks the code generator about every kernel; one its kind's lowering
-  // refuses becomes "generic". False (with an error at the kernel) when even
+  // refuses becomes KernelKind::Generic. False (with an error at the kernel) when even
   // the element generator refuses it: a planner bug, never a user's.
   //
   // With `replan`, a refused stitch is not demoted: its last reduction (in
@@ -536,18 +539,18 @@ struct Planner {
     // Each kernel asked once: what its kind's lowering says of it.
     std::vector<std::pair<Operation*, std::string>> refused;
     for (auto& op : f.ops) {
-      if (op->kind != OpKind::Fusion) continue;
-      const Attribute* k = op->attr("kind");
-      if (!k || k->s == "generic") continue;
+      if (op->kind != OpKind::Fusion || analyses.at(op.get()).kind == KernelKind::Generic) continue;
       if (std::string why = ctx.opts.kernelCheck(*op); !why.empty()) refused.emplace_back(op.get(), why);
     }
     if (replan) {
       for (const auto& [op, why] : refused) {
-        if (op->attr("kind")->s != "stitch") continue;
-        for (auto it = op->body.rbegin(); it != op->body.rend(); ++it)
-          if (classify(**it, freeOps) == Cls::Reduction && !replan->count(it->get())) {
+        const KernelAnalysis& a = analyses.at(op);
+        if (a.kind != KernelKind::Stitch) continue;
+        // The last reduction (in program order) not taken out already.
+        for (auto it = a.reductions.rbegin(); it != a.reductions.rend(); ++it)
+          if (!replan->count(*it)) {
             const std::string prefix = "codegen: ";
-            replan->emplace(it->get(), why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : why);
+            replan->emplace(*it, why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : why);
             again = true;
             break;
           }
@@ -555,8 +558,10 @@ struct Planner {
       if (again) return true;
     }
     for (const auto& [op, why] : refused) {
-      std::string was = op->attr("kind")->s;
-      op->setAttr("kind", Attribute::makeString("generic"));
+      KernelAnalysis& a = analyses.at(op);
+      KernelKind was = a.kind;
+      a.kind = KernelKind::Generic;
+      setKernelKind(*op, KernelKind::Generic);
       if (std::string e = ctx.opts.kernelCheck(*op); !e.empty()) {
         ctx.diags.error(op->loc, "internal error: the fusion planner formed a kernel no lowering takes: " + e);
         return false;
@@ -564,19 +569,20 @@ struct Planner {
       if (ctx.opts.fusionRemarks) {
         std::vector<Attribute> rs;
         if (const Attribute* r = op->attr("remarks")) rs = r->list;
-        rs.push_back(Attribute::makeString("generic: the " + was + " lowering refused it: " + why));
+        rs.push_back(
+            Attribute::makeString("generic: the " + std::string(kernelKindName(was)) + " lowering refused it: " + why));
         op->setAttr("remarks", Attribute::makeList(rs));
       }
     }
     return true;
   }
 
-  // The kind of a group (passes/FuseKinds.h), asking this planner's solver
-  // and use map.
-  std::string kindOf(const std::vector<Operation*>& ops, std::string& why) {
+  // The analysis of a group (passes/KernelAnalysis.h), asking this
+  // planner's solver and use map.
+  KernelAnalysis analyze(const std::vector<Operation*>& ops) {
     KindQueries q{freeOps, [this](const DimExpr& x, const DimExpr& y) { return same(x, y); },
                   [this](const Value* v, const std::set<const Operation*>& in) { return yieldedBy(v, in); }};
-    return kernelKind(ops, q, why);
+    return analyzeKernel(ops, q);
   }
 
   // Rewrites the function: one fusion op per group, in a dependency order.
@@ -641,13 +647,13 @@ struct Planner {
       fu->kind = OpKind::Fusion;
       fu->loc = ops.back()->loc;
       fu->hasExplicitType = true;
-      std::string kindWhy;
-      fu->setAttr("kind", Attribute::makeString(kindOf(ops, kindWhy)));
+      KernelAnalysis& a = analyses[fu.get()] = analyze(ops);
+      setKernelKind(*fu, a.kind);
       if (ctx.opts.fusionRemarks) {
         std::vector<Attribute> rs;
         if (auto it = remarks.find(unitGroup[u]); it != remarks.end())
           for (const auto& r : it->second) rs.push_back(Attribute::makeString(r));
-        if (!kindWhy.empty()) rs.push_back(Attribute::makeString(kindWhy));
+        if (!a.whyGeneric.empty()) rs.push_back(Attribute::makeString(a.whyGeneric));
         if (!rs.empty()) fu->setAttr("remarks", Attribute::makeList(rs));
       }
       std::set<const Value*> inner, taken;

@@ -15,8 +15,7 @@ bool isFreeOp(const Operation& op, const std::set<const Operation*>& freeSet) {
   }
   // Scalar math on shapes and constants (cast of a dim) is host arithmetic;
   // a reduction or a reshape of kernel data is not.
-  if (op.results.size() == 1 && op.result()->type.rank() == 0 && opPattern(op) <= OpPattern::Broadcast &&
-      op.kind != OpKind::BroadcastTo) {
+  if (op.results.size() == 1 && op.result()->type.rank() == 0 && isPointwise(op)) {
     for (const Value* v : op.operands)
       if (!v->def || !freeSet.count(v->def) || v->type.rank() != 0 || v->def->kind == OpKind::Reshape) return false;
     return true;

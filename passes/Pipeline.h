@@ -50,8 +50,8 @@ struct PipelineOptions {
   bool fusionRemarks = false;    // fuse records why producers were not fused
   /// The code generator's legality check for a planned kernel (a fusion op):
   /// "" when its kind's lowering takes it, else why not. The fuse pass asks
-  /// it of every kernel it forms and makes a refused one "generic" (the
-  /// element generator's kind, which takes every op a kernel may hold).
+  /// it of every kernel it forms and makes a refused one KernelKind::Generic
+  /// (the element generator's kind, which takes every op a kernel may hold).
   /// Unset (passes alone): kinds are the planner's own.
   std::function<std::string(const Operation&)> kernelCheck;
 };

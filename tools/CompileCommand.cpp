@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -126,6 +127,23 @@ std::vector<std::string> dependencies(const Frontend& fe, const std::string& fil
   return deps;
 }
 
+// The stem of several --emit kinds' files: -o less the extension of one of
+// `kinds` it ends with (the longest: `m.fused.dsc` with ir and fused-ir is
+// `m`), so `-o model.so --emit=so,header` writes model.so and model.h, not
+// model.so.so and model.so.h; -o as given when it ends with none of them.
+std::string outputStem(const std::string& output, const std::vector<std::string>& kinds,
+                       const std::map<std::string, std::string>& exts) {
+  size_t cut = 0;
+  for (const std::string& k : kinds) {
+    const std::string& e = exts.at(k);
+    // An extension, not the whole file name (`-o dir/.so` keeps its stem).
+    if (output.size() > e.size() && output.compare(output.size() - e.size(), e.size(), e) == 0 &&
+        output[output.size() - e.size() - 1] != '/')
+      cut = std::max(cut, e.size());
+  }
+  return output.substr(0, output.size() - cut);
+}
+
 int cmdCompile(const CompileOpts& o) {
   std::map<std::string, std::string> exts = {{"ir", ".dsc"},  {"fused-ir", ".fused.dsc"}, {"llvm", ".ll"},
                                              {"asm", ".s"},    {"obj", ".o"},              {"header", ".h"},
@@ -155,8 +173,11 @@ int cmdCompile(const CompileOpts& o) {
     std::cerr << "dscc: error: -MF, -MP and -MT need -MD or -MMD\n";
     return kUsageError;
   }
-  // One kind: -o names the file (text kinds default to stdout). Several: -o is the stem.
-  std::string stem = o.output.empty() ? fs::path(o.file).stem().string() : o.output;
+  // One kind: -o names the file (text kinds default to stdout). Several: -o
+  // is the stem, less the extension of one of the kinds (outputStem).
+  std::string stem = o.output.empty()  ? fs::path(o.file).stem().string()
+                     : kinds.size() > 1 ? outputStem(o.output, kinds, exts)
+                                        : o.output;
   auto pathFor = [&](const std::string& k) -> std::string {
     if (kinds.size() == 1) {
       if (!o.output.empty()) return o.output;
@@ -322,7 +343,8 @@ Command addCompileCommand(CLI::App& app) {
   auto* c = app.add_subcommand("compile", "compile a program (.dsc) or ONNX model (.onnx) to a shared library (or object, header, IR, assembly)");
   c->add_option("file", o->file, "the .dsc program or ONNX model (.onnx)")->required();
   c->add_option("-o,--output", o->output,
-                "output file (default: FILE's stem + .so; text kinds to stdout); with several --emit kinds, the stem");
+                "output file (default: FILE's stem + .so; text kinds to stdout); with several --emit kinds, the stem "
+                "(less the extension of one of them: -o m.so --emit=so,header writes m.so and m.h)");
   c->add_option("--func", o->func, "the function to compile (default: @main or the only one)");
   c->add_flag("-c", o->objectOnly, "write an object file (.o) for static linking instead of a shared library");
   c->add_option("--emit", o->emit, "what to write, comma-separated: so (default), obj, header, ir, fused-ir, llvm, asm, ptx (GPU)");

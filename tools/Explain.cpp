@@ -40,7 +40,7 @@ KernelExplain explainOne(const codegen::KernelPlan& k, size_t index, const DimBi
   e.ops = opsSummary(op);
   e.hasKernel = k.hasKernel;
   std::ostringstream out;
-  out << "\n[" << index << "] %" << e.result << "  " << k.kind << "  " << e.type << "  (" << e.ops << ")\n";
+  out << "\n[" << index << "] %" << e.result << "  " << kernelKindName(k.kind) << "  " << e.type << "  (" << e.ops << ")\n";
   if (k.gemm) {
     const codegen::GemmPlan& g = *k.gemm;
     std::string batch;

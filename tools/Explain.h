@@ -7,6 +7,7 @@
 
 #include "codegen/ModelPlan.h"
 #include "ir/IR.h"
+#include "ir/KernelKind.h"
 
 namespace dscc::tools {
 
@@ -24,7 +25,7 @@ struct KernelExplain {
   size_t index = 0;
   std::string result;  ///< the fusion's first result (`%name` without the %)
   std::string symbol;  ///< the kernel's symbol (`main.k3`), what profiles call it
-  std::string kind;    ///< loop, stitch, input, generic, library
+  KernelKind kind = KernelKind::Loop;  ///< which lowering took it
   std::string type;    ///< the first result's type
   std::string ops;     ///< the ops of its body, space separated
   std::string blas;    ///< library kernels: the BLAS call at the sizes (`sgemm: M=.. N=.. K=..`); "" otherwise

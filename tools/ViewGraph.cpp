@@ -26,11 +26,14 @@ std::string kernelColor(const ViewModel& v, const KernelExplain& k) {
     std::snprintf(buf, sizeof buf, "#ff%02x%02x", int(255 - 200 * t), int(255 - 200 * t));
     return buf;
   }
-  if (k.kind == "library") return "#dbe9ff";
-  if (k.kind == "stitch") return "#e6f5d0";
-  if (k.kind == "input") return "#fff2cc";
-  if (k.kind == "generic") return "#f2e0f5";
-  return "#eeeeee";  // loop
+  switch (k.kind) {
+    case KernelKind::Library: return "#dbe9ff";
+    case KernelKind::Stitch: return "#e6f5d0";
+    case KernelKind::Input: return "#fff2cc";
+    case KernelKind::Generic: return "#f2e0f5";
+    case KernelKind::Loop: break;
+  }
+  return "#eeeeee";
 }
 
 // The version that runs, for labels: from explain's answer.
@@ -42,7 +45,7 @@ std::string runsVersion(const KernelExplain& k) {
 
 std::string kernelLabel(const ViewModel& v, const KernelExplain& k, bool collapsed) {
   std::ostringstream l;
-  l << k.symbol << "  " << k.kind;
+  l << k.symbol << "  " << kernelKindName(k.kind);
   if (collapsed) {
     l << "\n%" << k.result << " : " << k.type;
     std::string ops = k.ops.size() > 60 ? k.ops.substr(0, 57) + "..." : k.ops;

@@ -201,7 +201,7 @@ std::string viewJson(const ViewModel& v) {
     const KernelExplain& k = v.kernels[i];
     const codegen::KernelPlan& plan = v.fe->plan.kernels[i];
     j << (i ? ",\n" : "\n") << "{\"index\": " << k.index << ", \"symbol\": " << jsonString(k.symbol)
-      << ", \"result\": " << jsonString(k.result) << ", \"kind\": " << jsonString(k.kind)
+      << ", \"result\": " << jsonString(k.result) << ", \"kind\": " << jsonString(kernelKindName(k.kind))
       << ", \"type\": " << jsonString(k.type) << ", \"ops\": " << jsonString(k.ops)
       << ", \"blas\": " << jsonString(k.blas) << ", \"has_kernel\": " << (k.hasKernel ? "true" : "false")
       << ", \"versions\": [";

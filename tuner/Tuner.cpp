@@ -236,12 +236,12 @@ std::string tuneModel(const std::map<int, const codegen::ModelPlan*>& plans, con
       break;
     }
     const codegen::KernelPlan& kp = base.kernels[u.kernel];
-    std::string what = "k" + std::to_string(u.kernel) + " " + kp.kind + " " + pointText(u.at);
+    std::string what = "k" + std::to_string(u.kernel) + " " + kernelKindName(kp.kind) + " " + pointText(u.at);
     // Measured before (this kernel's code at these sizes, on this machine): reused.
     // The kernel by a SHA-256 of its printed fusion op (the file's 64-bit
     // fingerprint is a staleness check, too weak to stand for a measurement).
-    std::string cacheKey = codegen::sha256Hex(kp.kind + "\n" + printOp(*kp.fusion)) + " size " + std::to_string(u.size) +
-                           " units " + std::to_string(u.units) + " work " + std::to_string(u.work) +
+    std::string cacheKey = codegen::sha256Hex(kernelKindName(kp.kind) + std::string("\n") + printOp(*kp.fusion)) +
+                           " size " + std::to_string(u.size) + " units " + std::to_string(u.units) + " work " + std::to_string(u.work) +
                            (opts.fakeTimer ? " fake" : " timed");
     for (const std::string& v : u.versions) cacheKey += " " + v;
     if (opts.lookup) {

@@ -26,7 +26,7 @@ std::vector<TuneConfig> cpuConfigs() {
   return out;
 }
 
-TuneConfig defaultConfig(const std::string& kind) {
+TuneConfig defaultConfig(KernelKind kind) {
   return {codegen::takesLoopVectorWidth(kind) ? codegen::kCpuLoopVectorWidth : codegen::kCpuVectorWidth, 16384};
 }
 
@@ -45,7 +45,7 @@ DimExpr governingSize(const codegen::KernelPlan& k) {
 }
 
 std::string kernelFingerprint(const codegen::KernelPlan& k) {
-  std::string text = k.kind + "\n" + printOp(*k.fusion);
+  std::string text = kernelKindName(k.kind) + std::string("\n") + printOp(*k.fusion);
   uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : text) {
     h ^= c;
@@ -274,12 +274,13 @@ KernelTuning readKernel(const YAML::Node& n) {
   std::string w = "kernel " + std::to_string(k.index);
   k.symbol = str(need(n, "symbol", w), "symbol");
   YAML::Node kind = need(n, "kind", w);
-  k.kind = str(kind, "kind");
+  std::string kindName = str(kind, "kind");
   // The kinds planModel gives kernels; anything else was not written by the
   // tuner (and a kernel's kind is not something a range table can change).
-  static const char* const kKinds[] = {"loop", "stitch", "input", "library", "generic"};
-  if (std::find(std::begin(kKinds), std::end(kKinds), k.kind) == std::end(kKinds))
-    bad(kind, "kind '" + k.kind + "' of " + w + " is not a kernel kind (loop, stitch, input, library, generic)");
+  std::optional<KernelKind> kk = parseKernelKind(kindName);
+  if (!kk)
+    bad(kind, "kind '" + kindName + "' of " + w + " is not a kernel kind (loop, stitch, input, library, generic)");
+  k.kind = *kk;
   k.fingerprint = str(need(n, "fingerprint", w), "fingerprint");
   k.size = str(need(n, "size", w), "size");
   k.pointsTotal = count(need(n, "points", w), "points");
@@ -371,7 +372,7 @@ std::string writeTuning(const TuningFile& t) {
   for (const KernelTuning& k : t.kernels) {
     o << "  - index: " << k.index << "\n";
     o << "    symbol: " << quoted(k.symbol) << "\n";
-    o << "    kind: " << k.kind << "\n";
+    o << "    kind: " << kernelKindName(k.kind) << "\n";
     o << "    fingerprint: " << quoted(k.fingerprint) << "\n";
     o << "    size: " << quoted(k.size) << "\n";
     o << "    points: " << k.pointsTotal << "\n";

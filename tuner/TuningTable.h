@@ -45,7 +45,7 @@ std::vector<TuneConfig> cpuConfigs();
 /// What `dscc compile` uses without a tuning file for a kernel of this kind
 /// (KernelPlan::kind): loop kernels and GEMM epilogues (`loop`, `library`)
 /// take vector blocks of 16, the others of 8 (PlanOptions::loopVectorWidth).
-TuneConfig defaultConfig(const std::string& kind);
+TuneConfig defaultConfig(KernelKind kind);
 /// Parses `v8.c16384`; nullopt when malformed.
 std::optional<TuneConfig> parseConfigName(const std::string& s);
 
@@ -81,7 +81,8 @@ struct Expectation {
 /// The tuning of one kernel.
 struct KernelTuning {
   size_t index = 0;
-  std::string symbol, kind, fingerprint;
+  std::string symbol, fingerprint;
+  KernelKind kind = KernelKind::Loop;
   std::string size;         ///< governingSize as text
   int64_t pointsTotal = 0;  ///< distinct kernel sizes of the distribution (measured or not)
   std::vector<Measurement> measurements;  ///< sorted by (size, units, work, at)

@@ -23,6 +23,7 @@
 #include "codegen/Jit.h"
 #include "codegen/KernelLowering.h"
 #include "ir/Interpreter.h"
+#include "ir/KernelKind.h"
 #include "ir/Parser.h"
 #include "passes/DefaultPipeline.h"
 #include "passes/Pipeline.h"
@@ -82,7 +83,7 @@ std::vector<const Operation*> loopKernels(const Function& f) {
   std::vector<const Operation*> out;
   for (const auto& op : f.ops)
     if (op->kind == OpKind::Fusion)
-      if (const Attribute* k = op->attr("kind"); k && k->s == "loop") out.push_back(op.get());
+      if (kernelKindOf(*op) == KernelKind::Loop) out.push_back(op.get());
   return out;
 }
 
@@ -746,7 +747,7 @@ TEST(CodegenTest, UnsupportedKernelsGiveErrors) {
       // The planner names kernels with data movement generic itself
       // (ir/IndexMap.h readsAtKernelIndex); relabelled, they check that the
       // loop lowering still refuses them with a located error.
-      if (op->attr("kind")->s == "generic") op->setAttr("kind", Attribute::makeString("loop"));
+      if (kernelKindOf(*op) == KernelKind::Generic) setKernelKind(*op, KernelKind::Loop);
       CodeModule cm("bad");
       LoweredKernel lk = lowerLoopKernel(*op, cm, "k");
       EXPECT_FALSE(lk.ok());

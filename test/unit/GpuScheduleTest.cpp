@@ -39,6 +39,7 @@
 #include "codegen/ModelPlan.h"
 #include "codegen/ReductionLowering.h"
 #include "ir/Interpreter.h"
+#include "ir/KernelKind.h"
 #include "ir/Parser.h"
 #include "passes/DefaultPipeline.h"
 #include "passes/Pipeline.h"
@@ -94,10 +95,7 @@ std::unique_ptr<Program> fusedProgram(const std::string& text) {
   return p;
 }
 
-std::string kindOf(const Operation& op) {
-  const Attribute* k = op.attr("kind");
-  return k ? k->s : "";
-}
+std::optional<KernelKind> kindOf(const Operation& op) { return kernelKindOf(op); }
 
 Tensor randomTensor(DType dt, std::vector<int64_t> shape, std::mt19937_64& rng) {
   Tensor t = Tensor::zeros(dt, std::move(shape));
@@ -221,7 +219,7 @@ void emulateKernel(Program& pr, Operation* kernel, const std::vector<DimBindings
                    int* ran = nullptr) {
   Program* p = &pr;
   Function& f = *p->fn;
-  bool stitch = kindOf(*kernel) == "stitch";
+  bool stitch = kindOf(*kernel) == KernelKind::Stitch;
   KernelInterface iface;
   ASSERT_EQ(stitch ? describeStitchKernel(*kernel, iface) : describeInputKernel(*kernel, iface), "");
   std::vector<KernelVariant> variants;
@@ -390,7 +388,8 @@ TEST_P(GpuSchedule_, MatchesInterpreter) {
   // The kernel under test: the one stitch or input kernel.
   Operation* kernel = nullptr;
   for (auto& op : p->fn->ops)
-    if (op->kind == OpKind::Fusion && (kindOf(*op) == "stitch" || kindOf(*op) == "input")) kernel = op.get();
+    if (op->kind == OpKind::Fusion && (kindOf(*op) == KernelKind::Stitch || kindOf(*op) == KernelKind::Input))
+      kernel = op.get();
   ASSERT_TRUE(kernel);
   emulateKernel(*p, kernel, c.sizes, c.hasMax);
 }
@@ -431,7 +430,7 @@ TEST(GpuScheduleBatch, Program) {
     size_t i = 0;
     for (auto& op : q->fn->ops) {
       if (op->kind != OpKind::Fusion || i++ != k) continue;
-      if (kindOf(*op) != "stitch" && kindOf(*op) != "input") break;
+      if (kindOf(*op) != KernelKind::Stitch && kindOf(*op) != KernelKind::Input) break;
       bool hasMax = false;
       for (const auto& b : op->body)
         hasMax |= b->kind == OpKind::ReduceMax || b->kind == OpKind::ReduceMin || b->kind == OpKind::ArgMax;

@@ -25,6 +25,7 @@
 #include "codegen/KernelLowering.h"
 #include "codegen/LibraryPlan.h"
 #include "ir/Interpreter.h"
+#include "ir/KernelKind.h"
 #include "ir/Parser.h"
 #include "passes/DefaultPipeline.h"
 #include "passes/Pipeline.h"
@@ -80,7 +81,7 @@ std::vector<const Operation*> libraryKernels(const Function& f) {
   std::vector<const Operation*> out;
   for (const auto& op : f.ops)
     if (op->kind == OpKind::Fusion)
-      if (const Attribute* k = op->attr("kind"); k && k->s == "library") out.push_back(op.get());
+      if (kernelKindOf(*op) == KernelKind::Library) out.push_back(op.get());
   return out;
 }
 
@@ -574,7 +575,7 @@ func @main(%a: f64[M, K], %b: f64[K, N]) -> f64[M, N] {
   EXPECT_EQ(planLibraryKernel(*kernels[0], nullptr, plan), "codegen: matmul of f64 is not supported yet");
   Operation loop;
   loop.kind = OpKind::Fusion;
-  loop.setAttr("kind", Attribute::makeString("loop"));
+  setKernelKind(loop, KernelKind::Loop);
   EXPECT_NE(planLibraryKernel(loop, nullptr, plan).find("not a library kernel"), std::string::npos);
 }
 

@@ -26,6 +26,7 @@
 #include "codegen/ModelPlan.h"
 #include "codegen/ReductionLowering.h"
 #include "ir/Interpreter.h"
+#include "ir/KernelKind.h"
 #include "ir/Parser.h"
 #include "passes/DefaultPipeline.h"
 #include "passes/Pipeline.h"
@@ -76,10 +77,7 @@ std::string workload(const std::string& name) {
   return std::regex_replace(ss.str(), std::regex("\\n\\s*where [^{]*\\{"), " {");
 }
 
-std::string kindOf(const Operation& op) {
-  const Attribute* k = op.attr("kind");
-  return k ? k->s : "";
-}
+std::optional<KernelKind> kindOf(const Operation& op) { return kernelKindOf(op); }
 
 Value* findValue(Function& f, const std::string& name) {
   for (auto& a : f.args)
@@ -193,7 +191,8 @@ void checkProgram(const std::string& text, const std::vector<DimBindings>& sizes
   std::vector<const Operation*> kernels;
   for (const auto& op : fused->fn->ops)
     if (op->kind == OpKind::Fusion &&
-        (o.generic ? kindOf(*op) == "generic" : kindOf(*op) == "stitch" || kindOf(*op) == "input"))
+        (o.generic ? kindOf(*op) == KernelKind::Generic
+                   : kindOf(*op) == KernelKind::Stitch || kindOf(*op) == KernelKind::Input))
       kernels.push_back(op.get());
   ASSERT_GE(static_cast<int>(kernels.size()), o.minKernels) << "too few tested kernels after fusion of:\n" << text;
 
@@ -211,7 +210,7 @@ void checkProgram(const std::string& text, const std::vector<DimBindings>& sizes
   CodeModule cm("test");
   std::vector<std::vector<KernelInterface>> ifaces(kernels.size());
   for (size_t k = 0; k < kernels.size(); ++k) {
-    bool stitch = kindOf(*kernels[k]) == "stitch";
+    bool stitch = kindOf(*kernels[k]) == KernelKind::Stitch;
     for (const Lowering& l : lowerings) {
       KernelInterface iface;
       std::string e = o.generic ? describeGenericKernel(*kernels[k], iface, l.tiles)

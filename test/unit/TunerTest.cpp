@@ -228,7 +228,7 @@ TEST(RangeTable, RoundTripAndMerge) {
   KernelTuning k;
   k.fingerprint = "0123456789abcdef";
   k.size = "N";
-  k.kind = "loop";
+  k.kind = KernelKind::Loop;
   k.symbol = "f.k0";
   std::mt19937_64 rng(7);
   for (int64_t s = 1; s <= 12; ++s) {

@@ -1,5 +1,5 @@
-// The kind of a fused kernel (loop, input, stitch, generic, library): which lowering takes it.
-#include "passes/FuseKinds.h"
+// What a fused kernel is: its kind, reductions and why it is generic (declared in KernelAnalysis.h).
+#include "passes/KernelAnalysis.h"
 
 #include <map>
 
@@ -7,24 +7,24 @@
 
 namespace dscc::fuseops {
 
-std::string kernelKind(const std::vector<Operation*>& ops, const KindQueries& q, std::string& why) {
+KernelKind kernelKind(const std::vector<Operation*>& ops, const KindQueries& q, std::string& why) {
   const std::set<const Operation*>& freeOps = q.freeOps;
   const auto& same = q.same;
   const auto& yieldedBy = q.yieldedBy;
   for (Operation* o : ops)
-    if (o->kind == OpKind::Matmul) return "library";
+    if (o->kind == OpKind::Matmul) return KernelKind::Library;
   for (Operation* o : ops)
     if (classify(*o, freeOps) != Cls::Composite && !readsAtKernelIndex(*o)) {
       why = "generic: %" + o->result()->name + " (" + std::string(o->name()) + ") reads its operand at a computed index (" +
             patternName(opPattern(*o)) + "), which only the element generator lowers";
-      return "generic";
+      return KernelKind::Generic;
     }
   bool red = false, stitch = false, nested = false;
   // Values computed (within the kernel) from a reduction's result, with
   // the element count of that reduction's input.
   std::map<const Value*, DimExpr> downstream;
   for (Operation* o : ops) {
-    if (o->kind == OpKind::Matmul) return "library";
+    if (o->kind == OpKind::Matmul) return KernelKind::Library;
     Cls c = classify(*o, freeOps);
     if (c == Cls::Composite) stitch = true;
     for (const Value* v : o->operands) {
@@ -48,7 +48,7 @@ std::string kernelKind(const std::vector<Operation*>& ops, const KindQueries& q,
   // input kernel takes it (random batch seed 3, program 86).
   if (red && !stitch && nested) {
     why = "generic: a reduction reads another reduction's result, which an input kernel does not take";
-    return "generic";
+    return KernelKind::Generic;
   }
   if (red && !stitch) {
     // An input kernel yields reduced values only; one that also yields a
@@ -64,16 +64,16 @@ std::string kernelKind(const std::vector<Operation*>& ops, const KindQueries& q,
         if (!oneSpace) {
           why = "generic: reductions %" + r0->result()->name + " and %" + o->result()->name +
                 " differ in input dims or axes, which one input kernel does not reduce";
-          return "generic";
+          return KernelKind::Generic;
         }
       }
     for (Operation* o : ops) {
       if (classify(*o, freeOps) == Cls::Reduction || downstream.count(o->result())) continue;
       if (!yieldedBy(o->result(), in) || !same(numel(o->result()->type), numel(r0->operands[0]->type))) continue;
-      if (rowsAlike) return "stitch";
+      if (rowsAlike) return KernelKind::Stitch;
       why = "generic: %" + o->result()->name + " is yielded at the full size of reduction %" + r0->result()->name +
             ", which an input kernel does not store";
-      return "generic";
+      return KernelKind::Generic;
     }
   }
   if (red) {
@@ -87,7 +87,7 @@ std::string kernelKind(const std::vector<Operation*>& ops, const KindQueries& q,
       if (stitch && same(numel(o->result()->type), numel(r0->operands[0]->type))) continue;
       why = "generic: %" + o->result()->name + " is yielded but computed before the kernel's reductions, at " +
             "other than their input's size, which the input and stitch lowerings do not store";
-      return "generic";
+      return KernelKind::Generic;
     }
   }
   if (!red && !stitch) {
@@ -103,11 +103,19 @@ std::string kernelKind(const std::vector<Operation*>& ops, const KindQueries& q,
         else if (r->type.dims != first->type.dims) {
           why = "generic: results %" + first->name + " (" + first->type.str() + ") and %" + r->name + " (" +
                 r->type.str() + ") differ in shape, which one loop kernel does not store";
-          return "generic";
+          return KernelKind::Generic;
         }
       }
   }
-  return stitch ? "stitch" : red ? "input" : "loop";
+  return stitch ? KernelKind::Stitch : red ? KernelKind::Input : KernelKind::Loop;
+}
+
+KernelAnalysis analyzeKernel(const std::vector<Operation*>& ops, const KindQueries& q) {
+  KernelAnalysis a;
+  a.kind = kernelKind(ops, q, a.whyGeneric);
+  for (const Operation* o : ops)
+    if (classify(*o, q.freeOps) == Cls::Reduction) a.reductions.push_back(o);
+  return a;
 }
 
 }  // namespace dscc::fuseops
