@@ -15,6 +15,9 @@ PyTorch then runs the model at every size of the family and the inputs and outpu
 line and the script goes on. exports.json also records, per export: the opsets, IR version, the files written,
 whether there is external data, the graph inputs' and outputs' shapes and the op-type counts.
 
+The builders of the first eight families are here, those of the later ones in zoo_families.py; FAMILIES (here) is
+the table of all.
+
 Usage: make_zoo.py [family | family_exporter ...]   (default: all of FAMILIES; e.g. gpt2 or gpt2_torchscript)
 """
 import collections
@@ -28,6 +31,8 @@ import warnings
 import numpy as np
 import torch
 import transformers as T
+
+import zoo_families as Z  # the families added later (ALBERT, ..., the Qwen2 decode step)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEED = 36
@@ -43,6 +48,7 @@ class Family:
     """One model family: how to build it, its inputs and outputs, and which of its axes are dynamic."""
 
     def __init__(self, name, build, inputs, outputs, vocab, sizes=SIZES, example=EXAMPLE, pad_id=None, decode=None):
+        # decode: None, or the KV cache's (kv_heads, head_dim) of a decode step (past keys/values are inputs).
         self.name, self.build, self.inputs, self.outputs = name, build, inputs, outputs
         self.vocab, self.sizes, self.example, self.pad_id, self.decode = vocab, sizes, example, pad_id, decode
 
@@ -109,7 +115,6 @@ def clip_text():
     return T.CLIPTextModel(cfg)
 
 
-GPT2_DECODE_HEADS, GPT2_DECODE_HEAD_DIM = 2, 16
 PASTS = ["past_key_0", "past_value_0", "past_key_1", "past_value_1"]
 PRESENTS = ["present_key_0", "present_value_0", "present_key_1", "present_value_1"]
 
@@ -119,10 +124,25 @@ FAMILIES = [
     Family("roberta", roberta, ["input_ids", "attention_mask"], ["last_hidden_state", "pooler_output"], 128, pad_id=1),
     Family("gpt2", gpt2, ["input_ids", "attention_mask"], ["logits"], 128),
     Family("gpt2_decode", Gpt2DecodeStep, ["input_ids", "attention_mask"] + PASTS, ["logits"] + PRESENTS, 128,
-           sizes=DECODE_SIZES, example=DECODE_EXAMPLE, decode=True),
+           sizes=DECODE_SIZES, example=DECODE_EXAMPLE, decode=(2, 16)),
     Family("llama", llama, ["input_ids", "attention_mask"], ["logits"], 128),
     Family("t5_encoder", t5_encoder, ["input_ids", "attention_mask"], ["last_hidden_state"], 128),
     Family("clip_text", clip_text, ["input_ids", "attention_mask"], ["last_hidden_state", "pooler_output"], 128),
+    # Added later (zoo_families.py).
+    Family("albert", Z.albert, ["input_ids", "attention_mask", "token_type_ids"],
+           ["last_hidden_state", "pooler_output"], 128),
+    Family("electra", Z.electra, ["input_ids", "attention_mask", "token_type_ids"], ["last_hidden_state"], 128),
+    Family("mpnet", Z.mpnet, ["input_ids", "attention_mask"], ["last_hidden_state", "pooler_output"], 128, pad_id=1),
+    Family("deberta_v2", Z.deberta_v2, ["input_ids", "attention_mask"], ["last_hidden_state"], 128),
+    Family("bart_encoder", Z.bart_encoder, ["input_ids", "attention_mask"], ["last_hidden_state"], 128, pad_id=1),
+    Family("qwen2", Z.qwen2, ["input_ids", "attention_mask"], ["logits"], 128),
+    Family("qwen2_decode", Z.qwen2_decode, ["input_ids", "attention_mask"] + PASTS, ["logits"] + PRESENTS, 128,
+           sizes=DECODE_SIZES, example=DECODE_EXAMPLE, decode=(2, 8)),
+    Family("mistral", Z.mistral, ["input_ids", "attention_mask"], ["logits"], 128),
+    Family("gpt_neox", Z.gpt_neox, ["input_ids", "attention_mask"], ["logits"], 128),
+    Family("opt", Z.opt, ["input_ids", "attention_mask"], ["logits"], 128),
+    Family("phi", Z.phi, ["input_ids", "attention_mask"], ["logits"], 128),
+    Family("bloom", Z.bloom, ["input_ids", "attention_mask"], ["logits"], 128),
 ]
 
 
@@ -154,7 +174,7 @@ def make_inputs(fam, b, s, seed):
         feeds["token_type_ids"] = (torch.arange(n).unsqueeze(0) >= split).to(torch.int64)
     if fam.decode:
         for name in PASTS:
-            feeds[name] = torch.randn(b, GPT2_DECODE_HEADS, s, GPT2_DECODE_HEAD_DIM, generator=g)
+            feeds[name] = torch.randn(b, fam.decode[0], s, fam.decode[1], generator=g)
     return {k: feeds[k] for k in fam.inputs}
 
 

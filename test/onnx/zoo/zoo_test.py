@@ -34,7 +34,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "expected.txt")
 ATOL, RTOL = 1e-4, 1e-4
 TIMEOUT = 600  # seconds for one dscc command
-FAMILIES = ["bert", "distilbert", "roberta", "gpt2", "gpt2_decode", "llama", "t5_encoder", "clip_text"]  # table order
+FAMILIES = ["bert", "distilbert", "roberta", "albert", "electra", "mpnet", "deberta_v2", "t5_encoder", "bart_encoder",
+            "clip_text", "gpt2", "gpt2_decode", "llama", "qwen2", "qwen2_decode", "mistral", "gpt_neox", "opt",
+            "phi", "bloom"]  # table order
 SEVERITY = {"ok": 0, "refused": 1, "wrong": 2, "crash": 3}
 
 
@@ -238,7 +240,8 @@ def main():
         fam, exporter = n.rsplit("_", 1)
         return (FAMILIES.index(fam) if fam in FAMILIES else len(FAMILIES), fam, exporter)
 
-    for n in sorted(set(results) | set(exports), key=order):
+    failed_exports = {n for n, e in exports.items() if e.get("export") == "failed"}
+    for n in sorted(set(results) | failed_exports, key=order):
         fam, exporter = n.rsplit("_", 1)
         if n in results:
             r = results[n]
