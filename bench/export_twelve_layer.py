@@ -16,7 +16,6 @@ OUT_DIR/exports.json (opsets, graph inputs, op counts, files, and here the expor
 bert_base_{dynamo,torchscript} and gpt2_124m_{dynamo,torchscript}; --only a family or an export makes only those.
 """
 import argparse
-import json
 import os
 import sys
 import time
@@ -47,10 +46,7 @@ def main(argv):
     os.makedirs(out, exist_ok=True)
     make_zoo.HERE = out  # make() writes NAME.onnx(.data) and NAME.npz there
     rec_path = os.path.join(out, "exports.json")
-    record = {}
-    if os.path.exists(rec_path):
-        with open(rec_path) as f:
-            record = json.load(f)
+    record = make_zoo.load_record(rec_path)
     for fam in FAMILIES:
         for exporter in EXPORTERS:
             name = "%s_%s" % (fam.name, exporter)
@@ -61,17 +57,9 @@ def main(argv):
             if name in record:
                 record[name]["export_s"] = round(time.time() - t0, 1)
             print("%s: %.0f s" % (name, time.time() - t0), flush=True)
-            with open(rec_path, "w") as f:
-                json.dump(dict(sorted(record.items())), f, indent=1)
-                f.write("\n")
-    import onnx
-    import onnxscript
-    import torch
-    record["versions"] = {"torch": torch.__version__, "transformers": T.__version__, "onnx": onnx.__version__,
-                          "onnxscript": onnxscript.__version__}
-    with open(rec_path, "w") as f:
-        json.dump(dict(sorted(record.items())), f, indent=1)
-        f.write("\n")
+            make_zoo.save_record(rec_path, record)
+    make_zoo.record_versions(record)
+    make_zoo.save_record(rec_path, record)
     return 0
 
 

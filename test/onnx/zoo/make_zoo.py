@@ -384,25 +384,38 @@ def main(argv):
               file=sys.stderr)
         return 2
     rec_path = os.path.join(HERE, "exports.json")
-    record = {}
-    if os.path.exists(rec_path):
-        with open(rec_path) as f:
-            record = json.load(f)
+    record = load_record(rec_path)
     for fam in FAMILIES:
         for exporter in exporters:
             if fam.name not in chosen and "%s_%s" % (fam.name, exporter) not in chosen:
                 continue
             make(fam, exporter, record)
-            with open(rec_path, "w") as f:
-                json.dump(dict(sorted(record.items())), f, indent=1)
-                f.write("\n")
-    import onnx, onnxscript
-    record["versions"] = {"torch": torch.__version__, "transformers": T.__version__, "onnx": onnx.__version__,
-                          "onnxscript": onnxscript.__version__}
+            save_record(rec_path, record)
+    record_versions(record)
+    save_record(rec_path, record)
+    return 0
+
+
+def load_record(rec_path):
+    """The exports' record so far ({} when there is none)."""
+    if not os.path.exists(rec_path):
+        return {}
+    with open(rec_path) as f:
+        return json.load(f)
+
+
+def save_record(rec_path, record):
+    """Writes the exports' record (exports.json), sorted."""
     with open(rec_path, "w") as f:
         json.dump(dict(sorted(record.items())), f, indent=1)
         f.write("\n")
-    return 0
+
+
+def record_versions(record):
+    """Notes the exporting packages' versions in the record."""
+    import onnx, onnxscript
+    record["versions"] = {"torch": torch.__version__, "transformers": T.__version__, "onnx": onnx.__version__,
+                          "onnxscript": onnxscript.__version__}
 
 
 if __name__ == "__main__":
