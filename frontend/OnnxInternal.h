@@ -141,6 +141,10 @@ void convertNode(Ctx& c, const onnx::NodeProto& n);
 /// The less common operators (frontend/OnnxMoreOps.cpp); false if `n`'s op is not one of them.
 bool convertMore(Ctx& c, const onnx::NodeProto& n);
 
+/// Opset 23's transformer operators (frontend/OnnxOpset23.cpp: RMSNormalization,
+/// RotaryEmbedding, Attention); false if `n`'s op is not one of them.
+bool convertOpset23(Ctx& c, const onnx::NodeProto& n);
+
 /// Tries to fold a node over known values (shape arithmetic); true if it did.
 bool foldNode(Ctx& c, const onnx::NodeProto& n);
 

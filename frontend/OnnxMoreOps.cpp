@@ -7,6 +7,7 @@
 #include <map>
 #include <limits>
 
+#include "frontend/OnnxBuilder.h"
 #include "frontend/OnnxInternal.h"
 #include "ir/Verifier.h"
 
@@ -14,45 +15,8 @@ namespace dscc::frontend {
 
 namespace {
 
-using Attrs = std::vector<std::pair<std::string, Attribute>>;
+using B = NodeBuilder;
 
-// Small builders over one node's context.
-struct B {
-  Ctx& c;
-  const onnx::NodeProto& n;
-  std::string name() const { return n.output_size() ? n.output(0) : "t"; }
-  Value* in(int i) { return c.use(need(c, n, i), n.input(i)); }
-  Value* op(OpKind k, std::vector<Value*> v, Attrs a = {}, std::optional<Type> t = std::nullopt) {
-    return c.emit(k, std::move(v), std::move(a), std::move(t), name());
-  }
-  Value* k(const Value* like, double v) { return c.scalar(like->type.dtype, v); }
-  Value* add(Value* a, Value* b) { return op(OpKind::Add, {a, b}); }
-  Value* sub(Value* a, Value* b) { return op(OpKind::Sub, {a, b}); }
-  Value* mul(Value* a, Value* b) { return op(OpKind::Mul, {a, b}); }
-  Value* div(Value* a, Value* b) { return op(OpKind::Div, {a, b}); }
-  Value* un(OpKind kd, Value* a) { return op(kd, {a}); }
-  Value* sel(Value* cnd, Value* a, Value* b) { return op(OpKind::Select, {cnd, a, b}); }
-  Value* cmp(OpKind kd, Value* a, Value* b) { return op(kd, {a, b}); }
-  Value* cast(Value* v, DType dt) {
-    return v->type.dtype == dt ? v : op(OpKind::Cast, {v}, {{"to", Attribute::makeDType(dt)}});
-  }
-  Value* iota(DType dt, std::vector<DimExpr> d, int64_t axis) {
-    return op(OpKind::Iota, {}, {{"axis", Attribute::makeInt(axis)}}, Type{dt, std::move(d)});
-  }
-  Value* fill(const Value* like, double v, std::vector<DimExpr> d) {
-    return op(OpKind::BroadcastTo, {k(like, v)}, {}, Type{like->type.dtype, std::move(d)});
-  }
-  Value* reshape(Value* v, std::vector<DimExpr> d) { return op(OpKind::Reshape, {v}, {}, Type{v->type.dtype, d}); }
-  Value* transpose(Value* v, const std::vector<int64_t>& perm) {
-    return op(OpKind::Transpose, {v}, {{"perm", intList(perm)}});
-  }
-  int64_t axis(int64_t a, size_t rank) {
-    auto r = normalizeAxis(a, rank);
-    if (!r) throw ImportError("axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
-    return *r;
-  }
-  void out(Value* v) { define(c, n, 0, c.wrap(v)); }
-};
 
 // Round half to even: floor, then up past one half, or at one half to the even neighbour.
 Value* roundEven(B& b, Value* x) {
@@ -130,64 +94,6 @@ Value* integerScan(B& b, Value* x, int64_t ax, bool excl, bool rev) {
   return rev ? flip(y) : y;
 }
 
-// Opset 23's RotaryEmbedding: the first rotary_embedding_dim channels of
-// each head rotated by the cos/sin of its position (halves, or interleaved
-// pairs), the rest kept; input [b, heads, s, d] or [b, s, heads*d]
-// (num_heads); caches [b, s, rd/2], or [positions, rd/2] read at position_ids.
-Value* rotary(B& b, const onnx::NodeProto& n) {
-  Value* x = b.in(0);
-  Value *cosv = b.in(1), *sinv = b.in(2);
-  OValue* pos = input(b.c, n, 3);
-  bool inter = attrInt(n, "interleaved", 0) != 0;
-  int64_t heads = attrInt(n, "num_heads", 0);
-  size_t r = x->type.rank();
-  if (r != 3 && r != 4) throw ImportError("the input must have rank 3 or 4, not " + std::to_string(r));
-  const auto& xd = x->type.dims;
-  Value* t;  // [b, s, heads, d]
-  if (r == 4) {
-    t = b.transpose(x, {0, 2, 1, 3});
-  } else {
-    if (heads <= 0) throw ImportError("num_heads is required for a rank-3 input");
-    t = b.reshape(x, {xd[0], xd[1], DimExpr(heads), DimExpr::div(xd[2], DimExpr(heads))});
-  }
-  const DimExpr& hd = t->type.dims[3];
-  if (!hd.isConst()) throw ImportError("the head size must be a number, not " + hd.str());
-  int64_t d = hd.constValue(), rd = attrInt(n, "rotary_embedding_dim", 0);
-  if (rd == 0) rd = d;
-  if (rd < 2 || rd > d || rd % 2) throw ImportError("rotary_embedding_dim " + std::to_string(rd) + " does not fit head size " + std::to_string(d));
-  auto slice = [&](Value* v, int64_t from, int64_t to, int64_t step) {
-    return b.op(OpKind::Slice, {v}, {{"axes", intList({3})}, {"starts", intList({from})}, {"ends", intList({to})},
-                                     {"steps", intList({step})}});
-  };
-  Value* xr = rd == d ? t : slice(t, 0, rd, 1);
-  if (pos) {
-    Value* p = b.c.use(*pos, n.input(3));
-    cosv = b.op(OpKind::Gather, {cosv, p}, {{"axis", Attribute::makeInt(0)}});
-    sinv = b.op(OpKind::Gather, {sinv, p}, {{"axis", Attribute::makeInt(0)}});
-  }
-  if (cosv->type.rank() != 3) throw ImportError("the cos/sin caches must give [batch, seq, rotary_embedding_dim/2]");
-  auto heads1 = [&](Value* v) {
-    const auto& cd = v->type.dims;
-    return b.reshape(v, {cd[0], cd[1], DimExpr(1), cd[2]});
-  };
-  cosv = heads1(cosv), sinv = heads1(sinv);
-  Value* x1 = inter ? slice(xr, 0, rd, 2) : slice(xr, 0, rd / 2, 1);
-  Value* x2 = inter ? slice(xr, 1, rd, 2) : slice(xr, rd / 2, rd, 1);
-  Value* re = b.sub(b.mul(cosv, x1), b.mul(sinv, x2));
-  Value* im = b.add(b.mul(sinv, x1), b.mul(cosv, x2));
-  Value* rot;
-  const auto& td = t->type.dims;
-  if (inter) {
-    std::vector<DimExpr> d5{td[0], td[1], td[2], DimExpr(rd / 2), DimExpr(1)};
-    Value* pairs = b.op(OpKind::Concat, {b.reshape(re, d5), b.reshape(im, d5)}, {{"axis", Attribute::makeInt(4)}});
-    rot = b.reshape(pairs, {td[0], td[1], td[2], DimExpr(rd)});
-  } else {
-    rot = b.op(OpKind::Concat, {re, im}, {{"axis", Attribute::makeInt(3)}});
-  }
-  if (rd < d) rot = b.op(OpKind::Concat, {rot, slice(t, rd, d, 1)}, {{"axis", Attribute::makeInt(3)}});
-  return r == 4 ? b.transpose(rot, {0, 2, 1, 3}) : b.reshape(rot, xd);
-}
-
 // NegativeLogLikelihoodLoss over `logp` [N, C, d...] at integer targets
 // [N, d...]: the picked entries by a one-hot mask (so out-of-range ignored
 // targets need no gather), weighted, reduced as `reduction` says.
@@ -233,6 +139,7 @@ Value* atan(B& b, Value* x) {
 }  // namespace
 
 bool convertMore(Ctx& c, const onnx::NodeProto& n) {
+  if (convertOpset23(c, n)) return true;
   B b{c, n};
   const std::string& op = n.op_type();
   if (op == "If") {
@@ -620,27 +527,6 @@ bool convertMore(Ctx& c, const onnx::NodeProto& n) {
       return b.reshape(b.op(OpKind::Slice, {values}, {{"axes", intList({0})}, {"starts", intList({i})}, {"ends", intList({i + 1})}}), {});
     };
     b.out(b.sel(hit, pick(1), pick(0)));
-    return true;
-  }
-  if (op == "RMSNormalization") {
-    // Opset 23: x / sqrt(mean(x^2 over axis..last) + epsilon) * scale, in f32
-    // for narrower inputs (stash_type 1, the only one defined).
-    Value* x = b.in(0);
-    Value* scale = b.in(1);
-    size_t r = x->type.rank();
-    int64_t axis = b.axis(attrInt(n, "axis", -1), r);
-    if (attrInt(n, "stash_type", 1) != 1) throw ImportError("only stash_type 1 (float32) is defined");
-    DType dt = x->type.dtype;
-    Value* xf = b.cast(x, isFloat(dt) && dtypeSize(dt) < 4 ? DType::F32 : dt);
-    std::vector<int64_t> axes;
-    for (size_t d = size_t(axis); d < r; ++d) axes.push_back(int64_t(d));
-    Value* ms = b.op(OpKind::ReduceMean, {b.mul(xf, xf)}, {{"axes", intList(axes)}, {"keepdims", Attribute::makeBool(true)}});
-    Value* inv = b.un(OpKind::Rsqrt, b.add(ms, b.k(ms, attrFloat(n, "epsilon", 1e-5))));
-    b.out(b.mul(b.cast(b.mul(xf, inv), dt), scale));
-    return true;
-  }
-  if (op == "RotaryEmbedding") {
-    b.out(rotary(b, n));
     return true;
   }
   if (op == "CumSum") {

@@ -339,3 +339,89 @@ def check_opset23(bs, d, mode):
 
 run_both(path, [], lambda bs: ofeeds[bs], check_opset23, list(ofeeds))
 print("ok opset 23: RMSNormalization, RotaryEmbedding (halves, interleaved, partial, rank 3 and 4), %d sizes" % len(ofeeds))
+
+# 7. Opset 23's Attention: 4D with grouped-query heads, a past key/value
+# (present outputs) and the causal mask aligned to the end; 3D with a boolean
+# mask that masks whole rows (their output is 0), softcap and a scale; 3D with
+# an additive [S, S] mask. Against NumPy from the spec, in float64.
+nodes = [
+    helper.make_node("Attention", ["q4", "k4", "v4", "", "pk", "pv"], ["y4", "presk", "presv"], is_causal=1),
+    helper.make_node("Attention", ["q3", "k3", "v3", "bmask"], ["y3"], q_num_heads=2, kv_num_heads=2,
+                     softcap=2.0, scale=0.3),
+    helper.make_node("Attention", ["q3", "k3", "v3", "fmask"], ["y3f"], q_num_heads=2, kv_num_heads=2),
+]
+F = TensorProto.FLOAT
+g = helper.make_graph(nodes, "attention", [
+    helper.make_tensor_value_info("q4", F, ["B", 4, "S", 8]), helper.make_tensor_value_info("k4", F, ["B", 2, "S", 8]),
+    helper.make_tensor_value_info("v4", F, ["B", 2, "S", 8]), helper.make_tensor_value_info("pk", F, ["B", 2, "P", 8]),
+    helper.make_tensor_value_info("pv", F, ["B", 2, "P", 8]), helper.make_tensor_value_info("q3", F, ["B", "S", 16]),
+    helper.make_tensor_value_info("k3", F, ["B", "S", 16]), helper.make_tensor_value_info("v3", F, ["B", "S", 16]),
+    helper.make_tensor_value_info("bmask", TensorProto.BOOL, ["B", 1, "S", "S"]),
+    helper.make_tensor_value_info("fmask", F, ["S", "S"])],
+    [helper.make_tensor_value_info("y4", F, [None, 4, None, 8]),
+     helper.make_tensor_value_info("presk", F, [None, 2, None, 8]),
+     helper.make_tensor_value_info("presv", F, [None, 2, None, 8]),
+     helper.make_tensor_value_info("y3", F, [None, None, 16]), helper.make_tensor_value_info("y3f", F, [None, None, 16])])
+path = os.path.join(out, "attention.onnx")
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)]), path)
+
+
+def attention_ref(Q, K, V, mask=None, pk=None, pv=None, causal=False, heads=None, scale=None, cap=0.0):
+    rank = Q.ndim
+    if rank == 3:
+        Q, K, V = (x.reshape(x.shape[0], x.shape[1], heads, -1).transpose(0, 2, 1, 3) for x in (Q, K, V))
+    Q, K, V = (x.astype(np.float64) for x in (Q, K, V))
+    if pk is not None:
+        K, V = np.concatenate([pk, K], 2), np.concatenate([pv, V], 2)
+    rep = Q.shape[1] // K.shape[1]
+    s = (Q * (1 / np.sqrt(Q.shape[3]) if scale is None else scale)) @ np.repeat(K, rep, 1).transpose(0, 1, 3, 2)
+    if cap:
+        s = np.tanh(s / cap) * cap
+    sq, kv = s.shape[-2:]
+    bias = None
+    if mask is not None:
+        bias = np.where(mask, 0.0, -np.inf) if mask.dtype == np.bool_ else mask.astype(np.float64)
+    if causal:
+        off = pk.shape[2] if pk is not None else 0
+        cm = np.where(np.arange(kv)[None, :] <= np.arange(sq)[:, None] + off, 0.0, -np.inf)
+        bias = cm if bias is None else bias + cm
+    logits = s if bias is None else s + bias
+    top = logits.max(-1, keepdims=True)
+    e = np.exp(logits - np.where(np.isneginf(top), 0, top))
+    tot = e.sum(-1, keepdims=True)
+    p = e / np.where(tot == 0, 1, tot)
+    if bias is not None:
+        p = np.where(np.isneginf(np.broadcast_to(bias, logits.shape).max(-1, keepdims=True)), 0, p)
+    y = p @ np.repeat(V, rep, 1)
+    if rank == 3:
+        y = y.transpose(0, 2, 1, 3).reshape(y.shape[0], y.shape[2], -1)
+    return y, K, V
+
+
+afeeds = {}
+for B, S, P in ((1, 1, 1), (2, 5, 3), (3, 7, 6)):
+    ga = np.random.default_rng(B * 100 + S * 10 + P)
+    f = {n: ga.standard_normal(sh).astype(np.float32) for n, sh in
+         (("q4", (B, 4, S, 8)), ("k4", (B, 2, S, 8)), ("v4", (B, 2, S, 8)), ("pk", (B, 2, P, 8)), ("pv", (B, 2, P, 8)),
+          ("q3", (B, S, 16)), ("k3", (B, S, 16)), ("v3", (B, S, 16)), ("fmask", (S, S)))}
+    bm = ga.random((B, 1, S, S)) < 0.6
+    bm[0, 0, 0, :] = False  # a row masked whole: its output is 0
+    f["bmask"] = bm
+    afeeds[(B, S, P)] = f
+
+
+def check_attention(size, d, mode):
+    f = afeeds[size]
+    y4, pk4, pv4 = attention_ref(f["q4"], f["k4"], f["v4"], pk=f["pk"], pv=f["pv"], causal=True)
+    close("Attention GQA causal past %s (%s)" % (size, mode), np.load(os.path.join(d, "y4.npy")), y4)
+    close("Attention present_key %s (%s)" % (size, mode), np.load(os.path.join(d, "presk.npy")), pk4)
+    close("Attention present_value %s (%s)" % (size, mode), np.load(os.path.join(d, "presv.npy")), pv4)
+    close("Attention bool mask softcap %s (%s)" % (size, mode), np.load(os.path.join(d, "y3.npy")),
+          attention_ref(f["q3"], f["k3"], f["v3"], mask=f["bmask"], heads=2, scale=0.3, cap=2.0)[0])
+    close("Attention additive mask %s (%s)" % (size, mode), np.load(os.path.join(d, "y3f.npy")),
+          attention_ref(f["q3"], f["k3"], f["v3"], mask=f["fmask"], heads=2)[0])
+
+
+run_both(path, [], lambda size: afeeds[size], check_attention, list(afeeds))
+print("ok opset 23: Attention (GQA, causal with past, bool and additive masks, masked rows, softcap), %d sizes"
+      % len(afeeds))
