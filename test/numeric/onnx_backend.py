@@ -53,7 +53,7 @@ ReduceL2 ReduceSumSquare ReduceLogSumExp ArgMax ArgMin Softmax LogSoftmax LayerN
 BatchNormalization InstanceNormalization GlobalAveragePool GlobalMaxPool MatMul Gemm Einsum Transpose Concat
 Gather Constant Reshape Flatten Squeeze Unsqueeze Expand Slice Split Tile Pad Shape Size ConstantOfShape Range
 Trilu OneHot EyeLike Identity Dropout Clip LeakyRelu PRelu Elu Selu Celu HardSigmoid HardSwish Softplus
-Softsign Mish ThresholdedRelu Gelu""".split())
+Softsign Mish ThresholdedRelu Gelu GatherND GatherElements""".split())
 # Tests of listed ops whose stored data contradicts their own model: refused
 # with a located error, counted apart, not failed.
 _BF16_LIKE = "its stored input 'like' is [1] where the model declares [3, 4]"
@@ -68,16 +68,22 @@ KNOWN_BAD = {
     "test_training_dropout_default_mask": _RANDOM,
     "test_training_dropout_mask": _RANDOM,
 }
+# Listed ops that --symbolic-dims may refuse, and why: a dim that fixes the
+# rank of the result cannot be a symbol.
+SYMBOLIC_REFUSALS = {"GatherND": "the indices' last dim fixes the result's rank; under --symbolic-dims it is a symbol"}
 SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 TIMEOUT = 120
 
 
-def listed_model(model):
-    """True when every node's op is listed and every tensor's element type is one dscc supports."""
+def listed_model(model, symbolic=False):
+    """True when every node's op is listed and every tensor's element type is one dscc supports
+    (with `symbolic`, no op of SYMBOLIC_REFUSALS)."""
     types = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16,
              onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.INT8, onnx.TensorProto.BOOL}
     g = model.graph
     if any(n.op_type not in LISTED_OPS or n.domain not in ("", "ai.onnx") for n in g.node):
+        return False
+    if symbolic and any(n.op_type in SYMBOLIC_REFUSALS for n in g.node):
         return False
     for vi in list(g.input) + list(g.output) + list(g.value_info):
         if not vi.type.HasField("tensor_type") or vi.type.tensor_type.elem_type not in types:
@@ -321,7 +327,7 @@ def main():
         if st != "refused":
             continue
         try:
-            listed = listed_model(onnx.load(os.path.join(key[1], "model.onnx")))
+            listed = listed_model(onnx.load(os.path.join(key[1], "model.onnx")), a.symbolic_dims)
         except Exception:
             listed = False
         name = os.path.basename(key[1])
