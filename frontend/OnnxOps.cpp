@@ -485,7 +485,7 @@ void Conv::more() {
     for (size_t k2 = 0; k2 < starts.size(); ++k2) {
       for (DimExpr* b : {&starts[k2], &ends[k2]}) {
         if (b->isConst() || compareDims(c, "<=", DimExpr(0), *b) == Tri::Proved) continue;
-        const DimExpr& D = x->type.dims[axisOf(ax[k2], x->type.rank())];
+        const DimExpr& D = x->type.dims[size_t(ax[k2])];  // axes are normalised above
         if (steps[k2] < 0)
           unsupported("the bound " + b->str() + " may be negative with a negative step (give --where facts that make it "
                       "non-negative)");
