@@ -25,36 +25,6 @@ std::string cIdentifier(const std::string& name) {
   return s;
 }
 
-std::string kernelLegality(const Operation& fusion, bool gpu) {
-  std::optional<KernelKind> kind = kernelKindOf(fusion);
-  if (!kind) return "codegen: unknown kernel kind '" + kindText(fusion) + "'";
-  KernelInterface iface;
-  switch (*kind) {
-    case KernelKind::Loop: return describeLoopKernel(fusion, iface);
-    case KernelKind::Stitch: return describeStitchKernel(fusion, iface);
-    case KernelKind::Input: return describeInputKernel(fusion, iface);
-    case KernelKind::Generic: return describeGenericKernel(fusion, iface);
-    case KernelKind::Library: break;
-  }
-  // A library kernel: its matmul has a GEMM routine.
-  for (const auto& op : fusion.body) {
-    if (op->kind != OpKind::Matmul) continue;
-    DType dt = op->operands[0]->type.dtype;
-    // Batch dims that may broadcast only at run time (neither equal nor 1)
-    // have no strided-batch GEMM layout: a generic kernel takes them.
-    const Type &ta = op->operands[0]->type, &tb = op->operands[1]->type;
-    if (ta.rank() >= 3 && tb.rank() >= 3)
-      for (size_t k = 1; k + 2 <= std::min(ta.rank(), tb.rank()); ++k) {
-        const DimExpr &x = ta.dims[ta.rank() - 2 - k], &y = tb.dims[tb.rank() - 2 - k];
-        bool one = (x.isConst() && x.constValue() == 1) || (y.isConst() && y.constValue() == 1);
-        if (!(x == y) && !one) return "codegen: batch dims of the matmul may broadcast only at run time";
-      }
-    if (dt == DType::F32 || (gpu && (dt == DType::F16 || dt == DType::BF16))) return "";
-    return "codegen: no GEMM routine for a matmul of " + std::string(dtypeName(dt)) + (gpu ? "" : " on the cpu");
-  }
-  return "";
-}
-
 std::unique_ptr<ShapeSolver> makeModelSolver(const Function& f) {
   auto solver = std::make_unique<ShapeSolver>();
   for (const Fact& fact : f.facts) solver->addFact(fact);

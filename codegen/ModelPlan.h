@@ -212,13 +212,6 @@ inline constexpr int64_t kMaxEmbeddedConstantBytes = int64_t(1) << 31;
 std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions& opts, ModelPlan& out,
                       const Operation** failed = nullptr);
 
-/// The legality check the fusion planner asks (PipelineOptions::kernelCheck):
-/// "" when the lowering of `fusion`'s kind takes it, else why not. Library
-/// kernels are taken when the target has a GEMM for the matmul's dtype (f32;
-/// f16 and bf16 on GPU targets: their plan needs the solver, so layouts are
-/// not checked here); others become generic kernels (a loop over K per element).
-std::string kernelLegality(const Operation& fusion, bool gpu = false);
-
 /// A ShapeSolver loaded with f's `where` facts and its `check` ops' relations.
 std::unique_ptr<ShapeSolver> makeModelSolver(const Function& f);
 

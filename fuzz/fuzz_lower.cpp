@@ -46,7 +46,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // emitModel refuses them ("was not loaded"), which is a refusal like any other.
   PipelineOptions popts;
   popts.solverTimeoutMs = 50;  // a hard query is cut short, as --solver-timeout would
-  popts.kernelCheck = [](const Operation& fusion) { return codegen::kernelLegality(fusion, false); };
   std::vector<const PassInfo*> passes = {lookupPass("infer-shapes")};
   for (const PassInfo* p : defaultPipeline())
     if (p != passes[0]) passes.push_back(p);

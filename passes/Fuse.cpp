@@ -39,7 +39,7 @@ struct Planner {
   std::map<const Value*, std::vector<Operation*>> useMap;
   std::set<const Value*> returnedSet;
 
-  // Reductions whose stitch the code generator refused in an earlier round
+  // Reductions whose stitch lacked the stitch form in an earlier round
   // of planning, with its reason: they do not join a kernel as a stitch.
   const std::map<const Operation*, std::string>& noStitch;
 
@@ -373,7 +373,7 @@ struct Planner {
         // a stitch already): it must be a stitch the stitch lowering takes.
         const std::vector<DimExpr>& dims = p->operands[0]->type.dims;
         auto refused = noStitch.find(p);
-        std::string no = refused != noStitch.end()                            ? "the code generator refused that stitch (" + refused->second + ")"
+        std::string no = refused != noStitch.end()                            ? "that stitch lacks the stitch form (" + refused->second + ")"
                          : !lastAxisReduction(*p)                             ? "it does not reduce the last axis alone"
                          : gi.hasMovement                                     ? "the kernel moves data"
                          : gi.hasArgmax                                       ? "the kernel holds an argmax"
@@ -524,23 +524,25 @@ struct Planner {
 
   void finish() { absorbEpilogues(); }
 
-  // Asks the code generator about every kernel; one its kind's lowering
-  // refuses becomes KernelKind::Generic. False (with an error at the kernel) when even
-  // the element generator refuses it: a planner bug, never a user's.
+  // Checks every stitch and input kernel against its kind's form
+  // (checkKernelForm: the frames, which the group's kind analysis does not
+  // see); the code generator lowers the same form, so nothing it is given is
+  // refused. A kernel that lacks the form becomes KernelKind::Generic (the
+  // element generator's kind, which takes every op a kernel may hold).
   //
-  // With `replan`, a refused stitch is not demoted: its last reduction (in
-  // program order) not yet in `noStitch` goes there with the reason, and
-  // legalize returns without changing anything, so that the caller plans
-  // again without that stitch (a generic kernel would re-read the stitch's
-  // reductions per element of their input: quadratic work).
-  bool legalize(std::map<const Operation*, std::string>* replan, bool& again) {
+  // With `replan`, a stitch that lacks the form is not demoted: its last
+  // reduction (in program order) not yet in `noStitch` goes there with the
+  // reason, and legalize returns without changing anything, so that the
+  // caller plans again without that stitch (a generic kernel would re-read
+  // the stitch's reductions per element of their input: quadratic work).
+  void legalize(std::map<const Operation*, std::string>* replan, bool& again) {
     again = false;
-    if (!ctx.opts.kernelCheck) return true;
-    // Each kernel asked once: what its kind's lowering says of it.
     std::vector<std::pair<Operation*, std::string>> refused;
     for (auto& op : f.ops) {
-      if (op->kind != OpKind::Fusion || analyses.at(op.get()).kind == KernelKind::Generic) continue;
-      if (std::string why = ctx.opts.kernelCheck(*op); !why.empty()) refused.emplace_back(op.get(), why);
+      if (op->kind != OpKind::Fusion) continue;
+      KernelKind k = analyses.at(op.get()).kind;
+      if (k != KernelKind::Stitch && k != KernelKind::Input) continue;
+      if (std::string why = checkKernelForm(*op); !why.empty()) refused.emplace_back(op.get(), why);
     }
     if (replan) {
       for (const auto& [op, why] : refused) {
@@ -549,38 +551,32 @@ struct Planner {
         // The last reduction (in program order) not taken out already.
         for (auto it = a.reductions.rbegin(); it != a.reductions.rend(); ++it)
           if (!replan->count(*it)) {
-            const std::string prefix = "codegen: ";
-            replan->emplace(*it, why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : why);
+            replan->emplace(*it, why);
             again = true;
             break;
           }
       }
-      if (again) return true;
+      if (again) return;
     }
     for (const auto& [op, why] : refused) {
       KernelAnalysis& a = analyses.at(op);
       KernelKind was = a.kind;
       a.kind = KernelKind::Generic;
       setKernelKind(*op, KernelKind::Generic);
-      if (std::string e = ctx.opts.kernelCheck(*op); !e.empty()) {
-        ctx.diags.error(op->loc, "internal error: the fusion planner formed a kernel no lowering takes: " + e);
-        return false;
-      }
       if (ctx.opts.fusionRemarks) {
         std::vector<Attribute> rs;
         if (const Attribute* r = op->attr("remarks")) rs = r->list;
-        rs.push_back(
-            Attribute::makeString("generic: the " + std::string(kernelKindName(was)) + " lowering refused it: " + why));
+        rs.push_back(Attribute::makeString("generic: it lacks the " + std::string(kernelKindName(was)) +
+                                           " form: " + why));
         op->setAttr("remarks", Attribute::makeList(rs));
       }
     }
-    return true;
   }
 
   // The analysis of a group (passes/KernelAnalysis.h), asking this
   // planner's solver and use map.
   KernelAnalysis analyze(const std::vector<Operation*>& ops) {
-    KindQueries q{freeOps, [this](const DimExpr& x, const DimExpr& y) { return same(x, y); },
+    KindQueries q{freeOps, ctx.opts.target, [this](const DimExpr& x, const DimExpr& y) { return same(x, y); },
                   [this](const Value* v, const std::set<const Operation*>& in) { return yieldedBy(v, in); }};
     return analyzeKernel(ops, q);
   }
@@ -695,7 +691,7 @@ struct Planner {
   }
 };
 
-// Rounds of planning: a stitch the code generator refuses is planned again
+// Rounds of planning: a stitch that lacks the stitch form is planned again
 // without that reduction's stitch, at most this many times per function
 // (each round takes one more reduction out of a refused stitch); what is
 // still refused after them runs as a generic kernel.
@@ -718,7 +714,7 @@ bool fuse(Module& m, PassContext& ctx) {
       p.finish();
       p.rewrite();
       bool again = false;
-      if (!p.legalize(round < kMaxPlanRounds ? &noStitch : nullptr, again)) return false;
+      p.legalize(round < kMaxPlanRounds ? &noStitch : nullptr, again);
       if (!again) break;
       unfuse(*f, pos);
     }

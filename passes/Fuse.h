@@ -27,11 +27,15 @@ namespace dscc {
 /// --fusion-remarks each kernel records why its producers were not fused in a
 /// `remarks` attribute.
 ///
-/// Every kernel is checked by PipelineOptions::kernelCheck (the code
-/// generator's legality check). A stitch it refuses is planned again without
-/// that stitch (one more reduction per round, at most kMaxPlanRounds rounds);
-/// any other refused kernel, and a stitch still refused after the last
-/// round, becomes generic.
+/// Each kernel's kind comes from its analysis (passes/KernelAnalysis.h; a
+/// matmul is a library call only where the target has a GEMM for it), and
+/// every stitch and input kernel is checked against the reduction form the
+/// lowering takes (passes/ReductionForm.h), the same analysis the code
+/// generator plans from: the planner never hands codegen a kernel it cannot
+/// lower. A stitch lacking the form is planned again without that stitch
+/// (one more reduction per round, at most kMaxPlanRounds rounds); an input
+/// kernel lacking it, and a stitch still lacking it after the last round,
+/// becomes generic.
 ///
 /// Bounded work: a kernel holds at most kMaxKernelOps ops and at most
 /// kMaxStitchReductions reductions (a longer chain is cut into several

@@ -1,18 +1,46 @@
 // What a fused kernel is: its kind, reductions and why it is generic (declared in KernelAnalysis.h).
 #include "passes/KernelAnalysis.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 
 #include "ir/IndexMap.h"
 
 namespace dscc::fuseops {
+
+std::string gemmRefusal(const Operation& mm, KernelTarget target) {
+  const bool gpu = target == KernelTarget::Gpu;
+  const Type &ta = mm.operands[0]->type, &tb = mm.operands[1]->type;
+  if (ta.rank() >= 3 && tb.rank() >= 3)
+    for (size_t k = 1; k + 2 <= std::min(ta.rank(), tb.rank()); ++k) {
+      const DimExpr &x = ta.dims[ta.rank() - 2 - k], &y = tb.dims[tb.rank() - 2 - k];
+      bool one = (x.isConst() && x.constValue() == 1) || (y.isConst() && y.constValue() == 1);
+      if (!(x == y) && !one) return "batch dims of the matmul may broadcast only at run time";
+    }
+  DType dt = ta.dtype;
+  if (dt == DType::F32 || (gpu && (dt == DType::F16 || dt == DType::BF16))) return "";
+  return "no GEMM routine for a matmul of " + std::string(dtypeName(dt)) + (gpu ? "" : " on the cpu");
+}
+
+std::string checkKernelForm(const Operation& fusion) {
+  std::optional<KernelKind> k = kernelKindOf(fusion);
+  if (k != KernelKind::Stitch && k != KernelKind::Input) return "";
+  ReductionForm form;
+  return formReductions(fusion, *k == KernelKind::Stitch, form);
+}
 
 KernelKind kernelKind(const std::vector<Operation*>& ops, const KindQueries& q, std::string& why) {
   const std::set<const Operation*>& freeOps = q.freeOps;
   const auto& same = q.same;
   const auto& yieldedBy = q.yieldedBy;
   for (Operation* o : ops)
-    if (o->kind == OpKind::Matmul) return KernelKind::Library;
+    if (o->kind == OpKind::Matmul) {
+      std::string no = gemmRefusal(*o, q.target);
+      if (no.empty()) return KernelKind::Library;
+      why = "generic: %" + o->result()->name + " (matmul): " + no;
+      return KernelKind::Generic;
+    }
   for (Operation* o : ops)
     if (classify(*o, freeOps) != Cls::Composite && !readsAtKernelIndex(*o)) {
       why = "generic: %" + o->result()->name + " (" + std::string(o->name()) + ") reads its operand at a computed index (" +
@@ -24,7 +52,6 @@ KernelKind kernelKind(const std::vector<Operation*>& ops, const KindQueries& q, 
   // the element count of that reduction's input.
   std::map<const Value*, DimExpr> downstream;
   for (Operation* o : ops) {
-    if (o->kind == OpKind::Matmul) return KernelKind::Library;
     Cls c = classify(*o, freeOps);
     if (c == Cls::Composite) stitch = true;
     for (const Value* v : o->operands) {

@@ -13,6 +13,9 @@ namespace dscc {
 
 struct PipelineOptions;
 
+/// The kind of machine kernels are planned for.
+enum class KernelTarget { Cpu, Gpu };
+
 /// What a pass may use besides the module: diagnostics, options, and the
 /// stream for what it prints on request (facts, statistics).
 struct PassContext {
@@ -48,12 +51,10 @@ struct PipelineOptions {
   bool stats = false;            // passes print their counters
   unsigned solverTimeoutMs = 250;
   bool fusionRemarks = false;    // fuse records why producers were not fused
-  /// The code generator's legality check for a planned kernel (a fusion op):
-  /// "" when its kind's lowering takes it, else why not. The fuse pass asks
-  /// it of every kernel it forms and makes a refused one KernelKind::Generic
-  /// (the element generator's kind, which takes every op a kernel may hold).
-  /// Unset (passes alone): kinds are the planner's own.
-  std::function<std::string(const Operation&)> kernelCheck;
+  /// The target the kernels are planned for: what its libraries take
+  /// decides which kernels are library calls (passes/KernelAnalysis.h,
+  /// gemmRefusal). Every other kind is target-independent.
+  KernelTarget target = KernelTarget::Cpu;
 };
 
 /// Runs `passes` in order; prints IR and timings to `os` as asked. Stops at

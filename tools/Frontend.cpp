@@ -151,7 +151,7 @@ std::unique_ptr<Frontend> planLoaded(std::unique_ptr<Frontend> fe, const std::st
                                      std::ostream& err, const std::string& funcWhere) {
   PipelineOptions popts;
   bool gpu = opts.gpu;
-  popts.kernelCheck = [gpu](const Operation& fusion) { return codegen::kernelLegality(fusion, gpu); };
+  popts.target = gpu ? KernelTarget::Gpu : KernelTarget::Cpu;
   std::ostringstream passOut;
   if (!runPasses(*fe->module, {lookupPass("infer-shapes")}, *fe->diags, popts, passOut)) return nullptr;
   fe->parsedIR = printModule(*fe->module);

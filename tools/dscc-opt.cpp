@@ -47,8 +47,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> passNames, printAfter;
   bool verifyDiags = false, split = false, listPasses = false;
   PipelineOptions opts;
-  // The planner asks the code generator what it can lower, as `dscc compile` does.
-  opts.kernelCheck = [](const Operation& fusion) { return codegen::kernelLegality(fusion); };
+  // Kernels are planned for the cpu, as `dscc compile` does by default.
   app.add_option("file", input, "input .dsc file ('-' for stdin)");
   app.add_option("--pass", passNames, "run pass NAME (repeatable, in order)")->allow_extra_args(false);
   app.add_option("-o", output, "output file (default: stdout)");

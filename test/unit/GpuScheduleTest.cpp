@@ -88,9 +88,9 @@ std::unique_ptr<Program> fusedProgram(const std::string& text) {
   p->fn = p->mod->entry();
   std::ostringstream out;
   PipelineOptions opts;
-  // As `dscc compile --target=cuda:...` plans: the planner asks the GPU
-  // lowering, so a stitch it refuses is planned again (passes/Fuse.cpp).
-  opts.kernelCheck = [](const Operation& fusion) { return kernelLegality(fusion, true); };
+  // As `dscc compile --target=cuda:...` plans: f16/bf16 matmuls are GEMM
+  // library calls on the GPU (passes/KernelAnalysis.h, gemmRefusal).
+  opts.target = KernelTarget::Gpu;
   if (!runPasses(*p->mod, defaultPipeline(), p->diags, opts, out)) return nullptr;
   return p;
 }

@@ -61,7 +61,6 @@ std::unique_ptr<Program> parse(const std::string& text, bool pipeline) {
   p->fn = p->mod->entry();
   std::ostringstream out;
   PipelineOptions opts;
-  opts.kernelCheck = [](const Operation& fusion) { return kernelLegality(fusion); };  // as dscc compile plans: refused groups become generic kernels
   if (pipeline && !runPasses(*p->mod, defaultPipeline(), p->diags, opts, out)) {
     ADD_FAILURE() << "pipeline failed:\n" << p->errors();
     return nullptr;
