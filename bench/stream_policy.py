@@ -10,7 +10,7 @@ It is compiled twice, `--streaming-min=1` (the streaming version runs:
 non-temporal stores) and `--streaming-min=0` (no streaming version; both
 with `-O3`); `dscc run --bench 5` times both, in alternation, ROUNDS times,
 and the table gives the median of the medians and streaming / ordinary
-(< 1: streaming is faster). codegen/Streaming.h (streamingPays) gives a
+(< 1: streaming is faster). codegen/cpu/Streaming.h (streamingPays) gives a
 streaming version only to kernels with at most one exponential's worth of
 vector math per element; this shows why.
 """

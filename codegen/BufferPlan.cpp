@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <set>
 
-#include "codegen/GpuKernels.h"
+#include "codegen/gpu/GpuKernels.h"
 #include "codegen/KernelCommon.h"
 #include "codegen/LibraryPlan.h"
 

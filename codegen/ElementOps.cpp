@@ -4,7 +4,7 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 
-#include "codegen/VectorMath.h"
+#include "codegen/cpu/VectorMath.h"
 #include "ir/IndexMap.h"
 #include "ir/ValueFacts.h"
 
@@ -44,7 +44,7 @@ llvm::Value* libm(llvm::IRBuilderBase& b, const char* f32Name, const char* f64Na
 
 llvm::Value* fconst(llvm::Type* t, double v) { return llvm::ConstantFP::get(t, v); }
 
-// f32 math on the CPU is inline polynomials (codegen/VectorMath.h); the GPU
+// f32 math on the CPU is inline polynomials (codegen/cpu/VectorMath.h); the GPU
 // keeps libdevice's functions, and f64 keeps libm and libmvec.
 bool inlineMath(llvm::IRBuilderBase& b, llvm::Value* x) {
   return x->getType()->getScalarType()->isFloatTy() &&

@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "codegen/GpuKernels.h"
+#include "codegen/gpu/GpuKernels.h"
 #include "codegen/ModelPlan.h"
 
 namespace dscc::codegen {

@@ -1,4 +1,4 @@
-// The emitter of a model's host function (internal to codegen/): shared parts in HostEmitter.cpp and HostOps.cpp, the CPU's in HostCpu.cpp, the GPU's in HostGpu.cpp.
+// The emitter of a model's host function (internal to codegen/): shared parts in HostEmitter.cpp and HostOps.cpp, the CPU's in cpu/HostCpu.cpp, the GPU's in gpu/HostGpu.cpp.
 //
 // What the host function does is documented in HostCodegen.h; where each
 // value lives is decided beforehand by planBuffers (BufferPlan.h). The order
@@ -112,7 +112,7 @@ class HostEmitter {
                       const std::vector<llvm::Value*>& holds, llvm::BasicBlock* join,
                       const std::function<void(size_t)>& call);
 
-  // ---- CPU (HostCpu.cpp) ----
+  // ---- CPU (cpu/HostCpu.cpp) ----
   std::string emitKernels();
   std::string emitKernelVersion(const KernelPlan& p, size_t v, const std::string& name, llvm::Function*& fn);
   void prepareRowSplit(const KernelPlan& p);
@@ -123,7 +123,7 @@ class HostEmitter {
   void launchTuned(const KernelPlan& k, size_t kIndex, llvm::Value* inArr, llvm::Value* outArr,
                    const std::vector<llvm::Value*>& outs, llvm::Value* sizes, llvm::Value* units, llvm::Value* work);
 
-  // ---- GPU (HostGpu.cpp) ----
+  // ---- GPU (gpu/HostGpu.cpp) ----
   void declareGpuRuntime();
   void loadGpuModule();
   void prepareDeviceOutput(llvm::Value* outputs, size_t i);

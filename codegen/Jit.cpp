@@ -1,6 +1,6 @@
 // The ORC LLJIT wrapper (host target, -O pipeline), module ownership, IR text and verification.
 #include "codegen/Jit.h"
-#include "codegen/Streaming.h"
+#include "codegen/cpu/Streaming.h"
 
 #include <mutex>
 
@@ -118,7 +118,7 @@ void runOptPipeline(llvm::Module& m, llvm::TargetMachine& tm, int level, bool li
                                            : pb.buildPerModuleDefaultPipeline(size ? llvm::OptimizationLevel::Os
                                                                                  : optimizationLevel(level));
   mpm.run(m, mam);
-  // After vectorisation: the streaming versions' vector stores (codegen/Streaming.h).
+  // After vectorisation: the streaming versions' vector stores (codegen/cpu/Streaming.h).
   if (level > 0) streamStores(m);
 }
 

@@ -104,7 +104,7 @@ inline DimExpr rowSplitWorkspaceElements(const KernelInterface& iface) {
 /// Vector math per element of the loop or stitch kernel `fusion`, in
 /// exponentials: our polynomial exp (and log) is one; tanh, sigmoid, erf,
 /// sin, cos and pow add a division or a second polynomial (2); gelu is an
-/// erf or a tanh and more (3) (codegen/VectorMath.cpp, libm). What decides
+/// erf or a tanh and more (3) (codegen/cpu/VectorMath.cpp, libm). What decides
 /// whether streaming stores pay (streamingPays) and how many elements make
 /// a parallel task (kernelChunkElements).
 int vectorMathCost(const Operation& fusion);
@@ -117,10 +117,10 @@ int vectorMathCost(const Operation& fusion);
 int64_t kernelChunkElements(const Operation& fusion);
 
 /// Whether a CPU stitch kernel of `fusion` can take its rows as explicit
-/// vectors (codegen/CpuRowVector.cpp) as far as its values go: f32 inputs,
+/// vectors (codegen/cpu/CpuRowVector.cpp) as far as its values go: f32 inputs,
 /// results and body values (i1 in between), and reductions that are sums,
 /// means, products, max or min. The emitter also needs rows read at unit
-/// stride (codegen/CpuRowVector.cpp, vectorRowsOk).
+/// stride (codegen/cpu/CpuRowVector.cpp, vectorRowsOk).
 bool rowVectorValues(const Operation& fusion);
 
 /// The element stride, in `idxTy`, of dim `d` of a row-major operand of type

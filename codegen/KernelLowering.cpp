@@ -11,7 +11,7 @@
 #include "codegen/ElementOps.h"
 #include "codegen/Jit.h"
 #include "codegen/KernelCommon.h"
-#include "codegen/Streaming.h"
+#include "codegen/cpu/Streaming.h"
 
 namespace dscc::codegen {
 namespace {
@@ -288,7 +288,7 @@ class LoopEmitter {
       assumeBlockAligned(outRow.back(), p_.fusion->result(i)->type.dtype);
       // A streaming version's outputs are 64-byte aligned and its rows and
       // chunk ends whole blocks, so each row starts a block's bytes (at most
-      // a line) into its buffer: its stores are aligned (codegen/Streaming.h).
+      // a line) into its buffer: its stores are aligned (codegen/cpu/Streaming.h).
       if (p_.variant.stream && vw() > 1)
         b_.CreateAlignmentAssumption(b_.GetInsertBlock()->getModule()->getDataLayout(), outRow.back(),
                                      std::min<uint64_t>(64, uint64_t(vw()) * dtypeSize(p_.fusion->result(i)->type.dtype)));

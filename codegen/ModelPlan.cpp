@@ -11,7 +11,7 @@
 #include "codegen/KernelLowering.h"
 #include "codegen/LibraryPlan.h"
 #include "codegen/ReductionLowering.h"
-#include "codegen/Streaming.h"
+#include "codegen/cpu/Streaming.h"
 #include "ir/Sizes.h"
 #include "passes/ShapeSolver.h"
 

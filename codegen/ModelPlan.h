@@ -196,7 +196,7 @@ struct ModelPlan {
   const Function* func = nullptr;
   std::vector<KernelPlan> kernels;  ///< in program order
   /// `dscc compile --check-bounds`: every CPU kernel's loads and stores of
-  /// its buffers are checked against their sizes (codegen/BoundsCheck.h).
+  /// its buffers are checked against their sizes (codegen/cpu/BoundsCheck.h).
   bool checkBounds = false;
 };
 

@@ -18,10 +18,10 @@
 #include <llvm/IR/Module.h>
 
 #include "codegen/ElementOps.h"
-#include "codegen/GpuReduce.h"
+#include "codegen/gpu/GpuReduce.h"
 #include "codegen/KernelLowering.h"
 #include "codegen/ReductionPlan.h"
-#include "codegen/Streaming.h"
+#include "codegen/cpu/Streaming.h"
 #include "ir/ValueFacts.h"
 
 namespace dscc::codegen::reduction {

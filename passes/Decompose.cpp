@@ -262,7 +262,7 @@ bool isComposite(const Operation& op) {
       return true;
     case OpKind::Gelu: {
       // The exact form in f32 and f64 stays one op: codegen computes
-      // x * Phi(x) as one rational (codegen/VectorMath.h), two vector
+      // x * Phi(x) as one rational (codegen/cpu/VectorMath.h), two vector
       // multiplies shorter than its decomposition, which kept gelu_bias
       // bound by its FMA pipes. The tanh form, and f16 and bf16 (computed
       // in f32, as the interpreter does), are decomposed.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Refits the f32 polynomials of codegen/VectorMath.cpp (exp's P, tanh's P/Q) and prints them.
+"""Refits the f32 polynomials of codegen/cpu/VectorMath.cpp (exp's P, tanh's P/Q) and prints them.
 
 Lawson's algorithm (iteratively reweighted least squares, which converges to
 the minimax fit) on the relative error; the rational tanh is fitted through

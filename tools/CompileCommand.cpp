@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "codegen/DebugInfo.h"
-#include "codegen/GpuKernels.h"
+#include "codegen/gpu/GpuKernels.h"
 #include "codegen/HostCodegen.h"
 #include "codegen/Jit.h"
 #include "codegen/ObjectEmitter.h"

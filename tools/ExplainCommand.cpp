@@ -4,7 +4,7 @@
 #include <memory>
 #include <sstream>
 
-#include "codegen/GpuKernels.h"
+#include "codegen/gpu/GpuKernels.h"
 #include "codegen/LibraryPlan.h"
 #include "ir/Sizes.h"
 #include "tools/Commands.h"

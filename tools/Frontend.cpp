@@ -8,7 +8,7 @@
 #include "ir/Printer.h"
 #include "passes/DefaultPipeline.h"
 #include "passes/Pipeline.h"
-#include "codegen/GpuKernels.h"
+#include "codegen/gpu/GpuKernels.h"
 #include "frontend/OnnxImporter.h"
 #include "tuner/ApplyTuning.h"
 #include "tools/CacheOptions.h"

@@ -1,4 +1,4 @@
-"""Peeled streaming versions (codegen/CpuRowVector.cpp, streamRow) against NumPy: a stitch kernel with two f32
+"""Peeled streaming versions (codegen/cpu/CpuRowVector.cpp, streamRow) against NumPy: a stitch kernel with two f32
 element outputs (one kept in a scratch row between phases) compiled with --streaming-min 1, called through the Python module with outputs at every offset
 within a line (0..60 bytes), the two outputs at different offsets, rows around the line (16 f32) and the stack
 scratch (4096 f32), ranges of the thread pool ending inside lines, and one output not even 4-byte aligned. Usage: stream_rows_test.py DSCC PYTHON_MODULE_DIR"""

@@ -1,4 +1,4 @@
-// Bounds checks in generated kernels (codegen/BoundsCheck.h, `dscc compile --check-bounds`): a real out-of-bounds read is caught.
+// Bounds checks in generated kernels (codegen/cpu/BoundsCheck.h, `dscc compile --check-bounds`): a real out-of-bounds read is caught.
 //
 // The broadcast-free version of a loop kernel reads every operand with its
 // natural strides; the host only calls it when its guard holds (no operand
@@ -10,7 +10,7 @@
 #include <sstream>
 #include <vector>
 
-#include "codegen/BoundsCheck.h"
+#include "codegen/cpu/BoundsCheck.h"
 #include "codegen/Jit.h"
 #include "codegen/KernelLowering.h"
 #include "codegen/ReductionLowering.h"
@@ -33,7 +33,7 @@ func @main(%x: f32[N, D], %y: f32[M, D]) -> f32[N, D] where M in [1, 1000] {
 )";
 
 // A softmax over the rows of %x + %y: one stitch kernel, whose CPU rows are
-// explicit vectors with a masked last block (codegen/CpuRowVector.cpp).
+// explicit vectors with a masked last block (codegen/cpu/CpuRowVector.cpp).
 const char* kStitchProgram = R"(
 func @main(%x: f32[N, D], %y: f32[M, D]) -> f32[N, D] where M in [1, 1000] {
   %a = add %x, %y

@@ -183,7 +183,7 @@ TEST(VectorMath, WholeFloatRangeWithinStatedUlps) {
   std::vector<float> xs = inputs();
   auto res = runKernel(xs);
   ASSERT_EQ(res.size(), 6u);
-  // The bounds codegen/VectorMath.h and docs/compile.md state.
+  // The bounds codegen/cpu/VectorMath.h and docs/compile.md state.
   Worst e = check("exp", xs, res[0], [](double x) { return std::exp(x); }, 1, 0);
   Worst t = check("tanh", xs, res[1], [](double x) { return std::tanh(x); }, 5, 0);
   Worst r = check("erf", xs, res[2], [](double x) { return std::erf(x); }, 5, 0);

@@ -8,7 +8,7 @@
 
 #include "codegen/ElementOps.h"
 #include "codegen/ReductionEmitter.h"
-#include "codegen/Streaming.h"
+#include "codegen/cpu/Streaming.h"
 
 namespace dscc::codegen::reduction {
 

@@ -1,5 +1,5 @@
 // Streaming (non-temporal) output stores: the assumptions a streaming version makes, and the late pass that uses them.
-#include "codegen/Streaming.h"
+#include "codegen/cpu/Streaming.h"
 
 #include <algorithm>
 

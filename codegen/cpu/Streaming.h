@@ -31,7 +31,7 @@ int streamLineElements(const KernelInterface& iface);
 /// Whether a streaming version of the loop or stitch kernel `fusion` can pay:
 /// its body computes at most three exponentials' worth of vector math per
 /// element (vectorMathCost). With the inline polynomials of
-/// codegen/VectorMath.h, beyond the cache on the Zen 4 VM, non-temporal
+/// codegen/cpu/VectorMath.h, beyond the cache on the Zen 4 VM, non-temporal
 /// stores made a tanh, a sigmoid and an erf 1.4x, the exact gelu 1.15-1.2x
 /// faster, and three exps (3) and the chain's tanh times sigmoid (4) as fast
 /// (bench/results/2026-12-04-epyc-experiments.md, section 14); an add 1.45x,

@@ -1,11 +1,11 @@
-// Bounds checks on a lowered CPU kernel's loads and stores of its input and output buffers (codegen/BoundsCheck.h).
+// Bounds checks on a lowered CPU kernel's loads and stores of its input and output buffers (codegen/cpu/BoundsCheck.h).
 //
 // Works on the LLVM function rather than inside each lowering: every kernel
 // kind reads `inputs[k]` and writes `outputs[i]` through GEP chains from the
 // pointer it loads out of those arrays, so one walk over the function finds
 // every buffer access of every kind (scalar, vector and masked vector, any
 // dtype).
-#include "codegen/BoundsCheck.h"
+#include "codegen/cpu/BoundsCheck.h"
 
 #include <map>
 #include <optional>

@@ -3,7 +3,7 @@
 
 #include <llvm/IR/Function.h>
 
-#include "codegen/BoundsCheck.h"
+#include "codegen/cpu/BoundsCheck.h"
 #include "codegen/KernelCommon.h"
 
 namespace dscc::codegen {

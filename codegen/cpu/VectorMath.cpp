@@ -1,5 +1,5 @@
 // Inline polynomial exp, tanh, sigmoid, erf and gelu for f32: Cephes' range reduction with our own fits, and the rational erf of Eigen and XLA.
-#include "codegen/VectorMath.h"
+#include "codegen/cpu/VectorMath.h"
 
 #include <cmath>
 

@@ -1,5 +1,5 @@
 // Warp shuffles, shared memory and barriers through LLVM's NVVM intrinsics, for the cooperative GPU reduction schedules.
-#include "codegen/GpuReduce.h"
+#include "codegen/gpu/GpuReduce.h"
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Module.h>

@@ -1,5 +1,5 @@
 // GPU kernels through LLVM's NVPTX backend: grid-stride entry wrappers around the shared kernel bodies, libdevice math, PTX text.
-#include "codegen/GpuKernels.h"
+#include "codegen/gpu/GpuKernels.h"
 
 #include <map>
 #include <mutex>
