@@ -110,17 +110,6 @@ llvm::Function* intPowHelper(llvm::Module& m, llvm::IntegerType* t) {
   return f;
 }
 
-bool unaryDefined(OpKind k, Num n) {
-  switch (n) {
-    case Num::Float: return k != OpKind::Not;
-    case Num::Int:
-      return k == OpKind::Neg || k == OpKind::Abs || k == OpKind::Relu || k == OpKind::Not || k == OpKind::Floor ||
-             k == OpKind::Ceil;
-    case Num::Bool: return k == OpKind::Not;
-  }
-  return false;
-}
-
 llvm::Value* unaryFloat(llvm::IRBuilderBase& b, const Operation& op, llvm::Value* x) {
   llvm::Type* t = x->getType();
   auto one = [&] { return fconst(t, 1.0); };
@@ -170,7 +159,7 @@ llvm::Value* unaryInt(llvm::IRBuilderBase& b, OpKind k, llvm::Value* x) {
     case OpKind::Abs: return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b.getFalse());
     case OpKind::Relu: return b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, llvm::ConstantInt::get(t, 0));
     case OpKind::Not: return b.CreateNot(x);
-    default: return x;  // floor and ceil of an integer are itself
+    default: return x;
   }
 }
 
@@ -367,10 +356,9 @@ std::string checkElementwiseOp(const Operation& op) {
     if (!dtypeSupported(r->type.dtype)) return "dtype " + dt(r->type.dtype) + " of %" + r->name + " is not supported";
   if (op.results.size() != 1) return "'" + name + "' must have one result";
   DType in = op.operands.empty() ? op.result()->type.dtype : op.operands[0]->type.dtype;
-  Num n = numOf(in);
   switch (op.info().category) {
     case OpCategory::Unary:
-      if (!unaryDefined(op.kind, n)) return "'" + name + "' is not defined on " + dt(in);
+      if (!definedOn(op.kind, in)) return "'" + name + "' is not defined on " + dt(in);
       if (const Attribute* a = op.attr("approximate"))
         if (a->kind != Attribute::Kind::String || (a->s != "tanh" && a->s != "none"))
           return "attribute approximate of gelu must be \"tanh\" or \"none\"";
@@ -382,8 +370,7 @@ std::string checkElementwiseOp(const Operation& op) {
       if (op.operands[1]->type.dtype != in)
         return "operands of '" + name + "' have different dtypes " + dt(in) + " and " + dt(op.operands[1]->type.dtype);
       OpCategory c = op.info().category;
-      if (c == OpCategory::Binary && n == Num::Bool) return "'" + name + "' is not defined on i1";
-      if (c == OpCategory::Logical && n == Num::Float) return "'" + name + "' is not defined on " + dt(in);
+      if (!definedOn(op.kind, in)) return "'" + name + "' is not defined on " + dt(in);
       DType want = c == OpCategory::Compare ? DType::I1 : in;
       return op.result()->type.dtype == want ? "" : "'" + name + "' must give " + dt(want);
     }

@@ -8,13 +8,33 @@ namespace dscc {
 
 const std::vector<OpInfo>& allOps() {
   static const std::vector<OpInfo> ops = {
-#define DSCC_OP(E, N, C, MIN, MAX, ATTRS, SUM) {OpKind::E, N, OpCategory::C, MIN, MAX, ATTRS, SUM},
+#define DSCC_OP(E, N, C, D, MIN, MAX, ATTRS, SUM) {OpKind::E, N, OpCategory::C, ElemDomain::D, MIN, MAX, ATTRS, SUM},
 #include "ir/Ops.def"
   };
   return ops;
 }
 
 const OpInfo& opInfo(OpKind k) { return allOps()[static_cast<size_t>(k)]; }
+
+bool definedOn(OpKind k, DType dt) {
+  switch (opInfo(k).domain) {
+    case ElemDomain::Any: return true;
+    case ElemDomain::Float: return isFloat(dt);
+    case ElemDomain::Numeric: return !isBool(dt);
+    case ElemDomain::Integral: return !isFloat(dt);
+  }
+  return false;
+}
+
+std::string_view domainWords(ElemDomain d) {
+  switch (d) {
+    case ElemDomain::Any: return "any";
+    case ElemDomain::Float: return "a floating-point";
+    case ElemDomain::Numeric: return "a non-i1";
+    case ElemDomain::Integral: return "an i1 or integer";
+  }
+  return "";
+}
 
 std::optional<OpKind> lookupOp(std::string_view name) {
   for (const auto& o : allOps())

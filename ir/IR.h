@@ -18,7 +18,7 @@ namespace dscc {
 
 /// Op kinds, generated from Ops.def.
 enum class OpKind {
-#define DSCC_OP(E, N, C, MIN, MAX, ATTRS, SUM) E,
+#define DSCC_OP(E, N, C, D, MIN, MAX, ATTRS, SUM) E,
 #include "ir/Ops.def"
 };
 
@@ -28,11 +28,21 @@ enum class OpCategory {
   Matmul, Reshape, Transpose, BroadcastTo, Concat, Slice, Gather, Iota, Constant, Dim, Check, Fusion
 };
 
+/// The element dtypes an op is defined on (its first operand's): the
+/// Domain column of Ops.def.
+enum class ElemDomain {
+  Any,       ///< every dtype
+  Float,     ///< f32, f64, f16, bf16
+  Numeric,   ///< floats and integers, not i1
+  Integral,  ///< i1 and integers
+};
+
 /// Static facts about one op kind, from Ops.def.
 struct OpInfo {
   OpKind kind;
   std::string_view name;
   OpCategory category;
+  ElemDomain domain;
   int minOperands, maxOperands;  // maxOperands < 0: unbounded
   std::string_view attrs;        // comma-separated allowed attribute names
   std::string_view summary;
@@ -41,6 +51,12 @@ struct OpInfo {
 /// All ops in table order.
 const std::vector<OpInfo>& allOps();
 const OpInfo& opInfo(OpKind k);
+/// True when op `k` is defined on elements of `dt` (its Ops.def domain): the
+/// one definition the verifier, the interpreter and the code generator ask.
+bool definedOn(OpKind k, DType dt);
+/// The dtypes of `d` in words, for messages ("a floating-point", "a
+/// non-i1", "an i1 or integer").
+std::string_view domainWords(ElemDomain d);
 /// Looks an op up by its IR name.
 std::optional<OpKind> lookupOp(std::string_view name);
 /// True if `attr` is an allowed attribute name of `k`.

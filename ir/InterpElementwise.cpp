@@ -54,26 +54,13 @@ T unaryFloat(OpKind k, T x, bool tanhGelu) {
   }
 }
 
-// Whether the unary op `k` is defined on elements of class `n`.
-bool unaryDefined(OpKind k, Num n) {
-  switch (n) {
-    case Num::Float32:
-    case Num::Float64: return k != OpKind::Not;
-    case Num::Int:
-      return k == OpKind::Neg || k == OpKind::Abs || k == OpKind::Relu || k == OpKind::Not ||
-             k == OpKind::Floor || k == OpKind::Ceil;
-    case Num::Bool: return k == OpKind::Not;
-  }
-  return false;
-}
-
 int64_t unaryInt(OpKind k, int64_t x) {
   switch (k) {
     case OpKind::Neg: return wrapSub(0, x);
     case OpKind::Abs: return x < 0 ? wrapSub(0, x) : x;
     case OpKind::Relu: return x < 0 ? 0 : x;
     case OpKind::Not: return ~x;
-    default: return x;  // floor and ceil of an integer are itself
+    default: return x;
   }
 }
 
@@ -122,7 +109,7 @@ bool runUnary(OpCtx& c, std::vector<Tensor>& out) {
   const Tensor& x = *c.in[0];
   OpKind k = c.op.kind;
   Num n = numOf(x.dtype);
-  if (!unaryDefined(k, n)) return c.fail(c.name() + " is not defined on " + std::string(dtypeName(x.dtype)));
+  if (!definedOn(k, x.dtype)) return c.fail(c.name() + " is not defined on " + std::string(dtypeName(x.dtype)));
   bool tanhGelu = false;
   if (const Attribute* a = c.op.attr("approximate")) {
     if (a->kind != Attribute::Kind::String || (a->s != "tanh" && a->s != "none"))

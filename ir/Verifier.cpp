@@ -116,6 +116,15 @@ bool OpChecker::requireFloat(size_t i) {
              in(i).str());
 }
 
+bool OpChecker::requireDomain() {
+  ElemDomain d = op_.info().domain;
+  if (d == ElemDomain::Any || op_.operands.empty() || definedOn(op_.kind, in(0).dtype)) return true;
+  if (d == ElemDomain::Float) return requireFloat(0);
+  if (d == ElemDomain::Numeric) return requireNumeric(0);
+  return err("'" + opName() + "' needs " + std::string(domainWords(d)) + " operand, but " + operandName(0) + " is " +
+             in(0).str());
+}
+
 bool OpChecker::requireNumeric(size_t i) {
   if (!isBool(in(i).dtype)) return true;
   return err("'" + opName() + "' does not accept i1 operands (" + operandName(i) + " is " +
@@ -252,6 +261,7 @@ bool OpChecker::run() {
       return err("'check' needs kind = \"eq\", \"le\", \"divisible\", \"broadcastable\" or \"broadcasts_to\", and dims lhs and rhs");
     return true;
   }
+  if (!requireDomain()) return false;
   switch (info.category) {
     case OpCategory::Unary: case OpCategory::Cast: return inferUnary() && ok_;
     case OpCategory::Binary: case OpCategory::Logical: case OpCategory::Compare: return inferBinary() && ok_;
@@ -279,12 +289,6 @@ bool OpChecker::run() {
 bool OpChecker::inferUnary() {
   Type t = in(0);
   switch (op_.kind) {
-    case OpKind::Neg: case OpKind::Abs: case OpKind::Relu:
-      if (!requireNumeric(0)) return false;
-      break;
-    case OpKind::Not:
-      if (isFloat(t.dtype)) return err("'not' needs an i1 or integer operand, but " + operandName(0) + " is " + t.str());
-      break;
     case OpKind::Cast: {
       const Attribute* to = op_.attr("to");
       if (!to) return err("'cast' needs attribute 'to' (e.g. {to = f16})");
@@ -296,11 +300,9 @@ bool OpChecker::inferUnary() {
       const Attribute* a = op_.attr("approximate");
       if (a && (a->kind != Attribute::Kind::String || (a->s != "tanh" && a->s != "none")))
         return err(a->loc, "attribute 'approximate' of 'gelu' must be \"tanh\" or \"none\"");
-      if (!requireFloat(0)) return false;
       break;
     }
-    default:
-      if (!requireFloat(0)) return false;
+    default: break;  // the domain (Ops.def) was checked before
   }
   setResult(t);
   return true;
@@ -311,9 +313,6 @@ bool OpChecker::inferBinary() {
   for (size_t i = 0; i < op_.operands.size(); ++i) shapes.push_back(in(i).dims);
   if (!sameDType(0, 1)) return false;
   OpCategory c = op_.info().category;
-  if (c == OpCategory::Binary && !requireNumeric(0)) return false;
-  if (c == OpCategory::Logical && isFloat(in(0).dtype))
-    return err("'" + opName() + "' needs i1 or integer operands, but " + operandName(0) + " is " + in(0).str());
   auto dims = broadcast(shapes);
   if (!dims) return false;
   Type t{c == OpCategory::Compare ? DType::I1 : in(0).dtype, *dims};
@@ -334,11 +333,6 @@ bool OpChecker::inferSelect() {
 
 bool OpChecker::inferReduce() {
   const Type& x = in(0);
-  if (op_.kind == OpKind::ReduceMean) {
-    if (!requireFloat(0)) return false;
-  } else if (!requireNumeric(0)) {
-    return false;
-  }
   auto keep = boolAttr("keepdims", false);
   if (!keep) return false;
   std::set<int64_t> axes;
@@ -364,7 +358,6 @@ bool OpChecker::inferReduce() {
 
 bool OpChecker::inferArgMax() {
   const Type& x = in(0);
-  if (!requireNumeric(0)) return false;
   if (x.rank() == 0) return err("'argmax' needs an operand of rank >= 1");
   auto ax = axisAttr("axis", x.rank(), std::nullopt);
   auto keep = boolAttr("keepdims", false);
@@ -379,7 +372,6 @@ bool OpChecker::inferArgMax() {
 }
 
 bool OpChecker::inferSoftmax() {
-  if (!requireFloat(0)) return false;
   if (in(0).rank() == 0) return err("'" + opName() + "' needs an operand of rank >= 1");
   if (!axisAttr("axis", in(0).rank(), -1)) return false;
   setResult(in(0));
@@ -388,7 +380,7 @@ bool OpChecker::inferSoftmax() {
 
 bool OpChecker::inferLayerNorm() {
   const Type& x = in(0);
-  if (!requireFloat(0) || !sameDType(0, 1) || !sameDType(0, 2)) return false;
+  if (!sameDType(0, 1) || !sameDType(0, 2)) return false;
   if (x.rank() == 0) return err("'layer_norm' needs an operand of rank >= 1");
   auto ax = axisAttr("axis", x.rank(), -1);
   if (!ax) return false;
@@ -418,7 +410,7 @@ bool OpChecker::inferLayerNorm() {
 
 bool OpChecker::inferMatmul() {
   Type a = in(0), b = in(1);
-  if (!sameDType(0, 1) || !requireNumeric(0)) return false;
+  if (!sameDType(0, 1)) return false;
   if (a.rank() == 0 || b.rank() == 0) return err("'matmul' operands must have rank >= 1");
   auto ta = boolAttr("transpose_a", false), tb = boolAttr("transpose_b", false);
   if (!ta || !tb) return false;

@@ -36,6 +36,8 @@ class OpChecker {
   std::optional<int64_t> axisAttr(const char* n, size_t rank, std::optional<int64_t> dflt);
 
   bool sameDType(size_t a, size_t b);
+  /// Checks the first operand's dtype against the op's domain (Ops.def).
+  bool requireDomain();
   bool requireFloat(size_t i);
   bool requireNumeric(size_t i);
   std::optional<std::vector<DimExpr>> broadcast(const std::vector<std::vector<DimExpr>>& shapes);
