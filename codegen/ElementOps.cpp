@@ -147,6 +147,11 @@ llvm::Value* unaryFloat(llvm::IRBuilderBase& b, const Operation& op, llvm::Value
     case OpKind::Sin: return b.CreateUnaryIntrinsic(llvm::Intrinsic::sin, x);
     case OpKind::Cos: return b.CreateUnaryIntrinsic(llvm::Intrinsic::cos, x);
     case OpKind::Reciprocal: return b.CreateFDiv(one(), x);
+    case OpKind::Sign: {  // x > 0 ? 1 : x < 0 ? -1 : x == 0 ? 0 : x (NaN)
+      llvm::Value* zeroOrNaN = b.CreateSelect(b.CreateFCmpOEQ(x, fconst(t, 0.0)), fconst(t, 0.0), x);
+      llvm::Value* neg = b.CreateSelect(b.CreateFCmpOLT(x, fconst(t, 0.0)), fconst(t, -1.0), zeroOrNaN);
+      return b.CreateSelect(b.CreateFCmpOGT(x, fconst(t, 0.0)), one(), neg);
+    }
     default: return x;
   }
 }
@@ -159,6 +164,9 @@ llvm::Value* unaryInt(llvm::IRBuilderBase& b, OpKind k, llvm::Value* x) {
     case OpKind::Abs: return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b.getFalse());
     case OpKind::Relu: return b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, llvm::ConstantInt::get(t, 0));
     case OpKind::Not: return b.CreateNot(x);
+    case OpKind::Sign:  // (x > 0) - (x < 0)
+      return b.CreateSub(b.CreateZExt(b.CreateICmpSGT(x, llvm::ConstantInt::get(t, 0)), t),
+                         b.CreateZExt(b.CreateICmpSLT(x, llvm::ConstantInt::get(t, 0)), t));
     default: return x;
   }
 }

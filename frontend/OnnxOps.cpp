@@ -124,7 +124,8 @@ const std::map<std::string, OpKind>& unaryOps() {
       {"Neg", OpKind::Neg},   {"Abs", OpKind::Abs},     {"Exp", OpKind::Exp},       {"Log", OpKind::Log},
       {"Sqrt", OpKind::Sqrt}, {"Tanh", OpKind::Tanh},   {"Sigmoid", OpKind::Sigmoid}, {"Erf", OpKind::Erf},
       {"Relu", OpKind::Relu}, {"Floor", OpKind::Floor}, {"Ceil", OpKind::Ceil},     {"Sin", OpKind::Sin},
-      {"Cos", OpKind::Cos},   {"Reciprocal", OpKind::Reciprocal}, {"Not", OpKind::Not}};
+      {"Cos", OpKind::Cos},   {"Reciprocal", OpKind::Reciprocal}, {"Not", OpKind::Not},
+      {"Sign", OpKind::Sign}};
   return m;
 }
 
@@ -234,10 +235,6 @@ void Conv::run() {
   if (op == "ThresholdedRelu") {
     Value* x = in(0);
     return out(sel(bin(OpKind::Gt, x, k(x, attrFloat(n, "alpha", 1.0))), x, k(x, 0)));
-  }
-  if (op == "Sign") {
-    Value* x = in(0);
-    return out(sel(bin(OpKind::Gt, x, k(x, 0)), k(x, 1), sel(bin(OpKind::Lt, x, k(x, 0)), k(x, -1), k(x, 0))));
   }
   if (op == "IsNaN") {
     Value* x = in(0);

@@ -50,6 +50,7 @@ T unaryFloat(OpKind k, T x, bool tanhGelu) {
     case OpKind::Sin: return std::sin(x);
     case OpKind::Cos: return std::cos(x);
     case OpKind::Reciprocal: return T(1) / x;
+    case OpKind::Sign: return x > T(0) ? T(1) : x < T(0) ? T(-1) : x == T(0) ? T(0) : x;  // NaN stays NaN
     default: return x;
   }
 }
@@ -60,6 +61,7 @@ int64_t unaryInt(OpKind k, int64_t x) {
     case OpKind::Abs: return x < 0 ? wrapSub(0, x) : x;
     case OpKind::Relu: return x < 0 ? 0 : x;
     case OpKind::Not: return ~x;
+    case OpKind::Sign: return x > 0 ? 1 : x < 0 ? -1 : 0;
     default: return x;
   }
 }

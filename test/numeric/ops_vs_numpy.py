@@ -198,6 +198,7 @@ UNARY = {
     "sin": (np.sin, "any"),
     "cos": (np.cos, "any"),
     "reciprocal": (lambda x: 1.0 / x, "nonzero"),
+    "sign": (np.sign, "any"),
 }
 
 
@@ -264,7 +265,7 @@ def gen_unary():
                 x = rand(dt, shp, kind)
                 exp = to_dtype(dt, ref(f64(x)))
                 add(f"{op} {dt}{shape_name(shp)}", [f"%r = {op} %x"], [("x", dt, x)], [("r", dt, exp)],
-                    tol="exact" if op in ("neg", "abs", "relu", "floor", "ceil") else None)
+                    tol="exact" if op in ("neg", "abs", "relu", "floor", "ceil", "sign") else None)
     for dt in FLOATS:
         x = rand(dt, (3, 5))
         add(f"gelu tanh {dt}", ['%r = gelu %x {approximate = "tanh"}'], [("x", dt, x)],
@@ -279,6 +280,13 @@ def gen_unary():
         add(f"abs {dt}", ["%r = abs %x"], [("x", dt, x)], [("r", dt, wrap(dt, np.abs(x.astype(np.int64))))])
         add(f"relu {dt}", ["%r = relu %x"], [("x", dt, x)], [("r", dt, np.maximum(x, 0))])
         add(f"not {dt}", ["%r = not %x"], [("x", dt, x)], [("r", dt, ~x)])
+        s = x.copy()  # the cases above keep x: inputs are written when the cases run
+        s.flat[1] = 0
+        add(f"sign {dt}", ["%r = sign %x"], [("x", dt, s)], [("r", dt, np.sign(s))])
+    for dt in FLOATS:  # sign's special values: zeros of both signs give 0, NaN stays NaN
+        x = to_dtype(dt, np.array([0.0, -0.0, np.nan, -np.inf, np.inf, 1e-30, -1e-30, 3.0]))
+        add(f"sign {dt} specials", ["%r = sign %x"], [("x", dt, x)],
+            [("r", dt, to_dtype(dt, np.sign(f64(x))))], tol="exact")
     for shp in [(), (7,), (0,)]:
         x = rand("i1", shp)
         add(f"not i1{shape_name(shp)}", ["%r = not %x"], [("x", "i1", x)], [("r", "i1", ~x)])

@@ -69,7 +69,7 @@ import tempfile
 
 import numpy as np
 
-UNARY = ["neg", "abs", "tanh", "sigmoid", "sin", "cos", "relu", "erf", "floor", "ceil"]
+UNARY = ["neg", "abs", "tanh", "sigmoid", "sin", "cos", "relu", "erf", "floor", "ceil", "sign"]
 BINARY = ["add", "sub", "mul", "max", "min"]
 REDUCE = ["reduce_sum", "reduce_max", "reduce_min", "reduce_mean", "reduce_prod"]
 COMPARE = ["gt", "lt", "ge", "le", "eq", "ne"]
