@@ -219,7 +219,7 @@ int cmdCompile(const CompileOpts& o) {
   fe->plan.checkBounds = o.checkBounds;
   // --tuning: per-range configurations (docs/tuning.md); other vector widths
   // are planned from the same file and kept alive until the code is emitted.
-  std::vector<std::unique_ptr<Frontend>> tunedPlans;
+  std::vector<std::unique_ptr<codegen::ModelPlan>> tunedPlans;
   if (!o.tuning.empty()) {
     if (!gpuArch.empty()) {
       std::cerr << "dscc: error: --tuning applies to the cpu target only\n";

@@ -30,7 +30,7 @@ int cmdExplain(const ExplainOpts& o) {
   if (!streamingOption(o.streamingMin, popts, std::cerr)) return kUsageError;
   auto fe = loadAndPlan(o.file, o.func, popts, std::cerr, *o.onnx);
   if (!fe) return 1;
-  std::vector<std::unique_ptr<Frontend>> tunedPlans;  // other vector widths, alive while fe's plan points into them
+  std::vector<std::unique_ptr<codegen::ModelPlan>> tunedPlans;  // other vector widths, alive while fe's plan points into them
   if (!o.tuning.empty()) {
     if (gpu) {
       std::cerr << "dscc: error: --tuning applies to the cpu target only\n";

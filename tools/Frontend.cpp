@@ -185,13 +185,23 @@ void reportCannotCompile(const Frontend& fe, const std::string& file, const std:
 }
 
 bool applyTuning(Frontend& fe, const std::string& tuning, const std::string& file, const std::string& funcName,
-                 const codegen::PlanOptions& opts, std::vector<std::unique_ptr<Frontend>>& keep, std::ostream& err) {
+                 const codegen::PlanOptions& opts, std::vector<std::unique_ptr<codegen::ModelPlan>>& keep,
+                 std::ostream& err) {
+  // Another width's plan of the same function, with the same solver: the
+  // program is parsed and its passes run once per compile, not once per
+  // tuned width.
   auto planWidth = [&](int w) -> const codegen::ModelPlan* {
     codegen::PlanOptions p = opts;
     p.vectorWidth = w;
     p.loopVectorWidth = 0;  // a tuned width applies to every kernel kind
-    keep.push_back(loadAndPlan(file, funcName, p, err));
-    return keep.back() ? &keep.back()->plan : nullptr;
+    auto plan = std::make_unique<codegen::ModelPlan>();
+    const Operation* failed = nullptr;
+    if (std::string e = codegen::planModel(*fe.func, *fe.solver, p, *plan, &failed); !e.empty()) {
+      reportCannotCompile(fe, file, e, failed ? failed->loc : Location{}, err);
+      return nullptr;
+    }
+    keep.push_back(std::move(plan));
+    return keep.back().get();
   };
   // The base plan stands for its width only where every kernel has it.
   int baseWidth = opts.loopVectorWidth > 0 && opts.loopVectorWidth != opts.vectorWidth ? 0 : opts.vectorWidth;

@@ -69,9 +69,11 @@ void reportCannotCompile(const Frontend& fe, const std::string& file, const std:
                          std::ostream& err);
 
 /// Loads the tuning file `tuning` into fe's plan (tuner::loadTuning): the
-/// tuned configs' other vector widths are planned again from `file` into
-/// `keep`, which must outlive fe's plan. Reports to `err`; false on error.
+/// tuned configs' other vector widths are planned again (fe's function and
+/// solver, not a second parse) into `keep`, which must outlive fe's plan.
+/// Reports to `err`; false on error.
 bool applyTuning(Frontend& fe, const std::string& tuning, const std::string& file, const std::string& funcName,
-                 const codegen::PlanOptions& opts, std::vector<std::unique_ptr<Frontend>>& keep, std::ostream& err);
+                 const codegen::PlanOptions& opts, std::vector<std::unique_ptr<codegen::ModelPlan>>& keep,
+                 std::ostream& err);
 
 }  // namespace dscc::tools

@@ -143,7 +143,7 @@ int cmdView(const ViewOpts& o) {
   }
   Library lib;
   std::unique_ptr<Frontend> fe;
-  std::vector<std::unique_ptr<Frontend>> tunedPlans;  // other vector widths, alive while fe's plan points into them
+  std::vector<std::unique_ptr<codegen::ModelPlan>> tunedPlans;  // other vector widths, alive while fe's plan points into them
   bool compiled = isSharedLibrary(o.file);
   if (compiled && (!o.tuning.empty() || o.vectorWidth != 0)) {
     error(std::string(o.tuning.empty() ? "--vector-width" : "--tuning") +
