@@ -15,8 +15,10 @@ PyTorch then runs the model at every size of the family and the inputs and outpu
 line and the script goes on. exports.json also records, per export: the opsets, IR version, the files written,
 whether there is external data, the graph inputs' and outputs' shapes and the op-type counts.
 
-The builders of the first eight families are here, those of the later ones in zoo_families.py; FAMILIES (here) is
-the table of all.
+The builders of the first eight families are here, those of the later ones in zoo_families.py, those of the vision,
+speech and OCR families (issue #37: torchvision CNNs, ViT, wav2vec 2.0, a CRNN, a GRU classifier) in zoo_vision.py;
+FAMILIES (here) is the table of all. Every export is checked against onnxruntime at every stored size when it is made
+(exports.json's "onnxruntime").
 
 Usage: make_zoo.py [family | family_exporter ...]   (default: all of FAMILIES; e.g. gpt2 or gpt2_torchscript)
 """
@@ -33,6 +35,7 @@ import torch
 import transformers as T
 
 import zoo_families as Z  # the families added later (ALBERT, ..., the Qwen2 decode step)
+import zoo_vision as V  # the vision, speech and OCR families (issue #37)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEED = 36
@@ -47,10 +50,18 @@ DECODE_EXAMPLE = (2, 5)
 class Family:
     """One model family: how to build it, its inputs and outputs, and which of its axes are dynamic."""
 
-    def __init__(self, name, build, inputs, outputs, vocab, sizes=SIZES, example=EXAMPLE, pad_id=None, decode=None):
+    def __init__(self, name, build, inputs, outputs, vocab, sizes=SIZES, example=EXAMPLE, pad_id=None, decode=None,
+                 dims=None, feeds=None, dyn=None, out_dyn=None, positional=False, mins=None):
         # decode: None, or the KV cache's (kv_heads, head_dim) of a decode step (past keys/values are inputs).
         self.name, self.build, self.inputs, self.outputs = name, build, inputs, outputs
         self.vocab, self.sizes, self.example, self.pad_id, self.decode = vocab, sizes, example, pad_id, decode
+        # The families of issue #37 (zoo_vision.py) name their own dims: dims, the names of a size's components
+        # (sizes and example are tuples in that order); feeds(size dict, torch.Generator) -> {input: tensor};
+        # dyn {input: {axis: dim}} and out_dyn {output: {axis: dim}}, the dynamic axes; positional: the model's
+        # forward takes the inputs positionally (a torchvision model's `x` is exported as `input`); mins {dim: the
+        # least size the model accepts} (torch.export's Dim(min=...), and the test's range; 1 when not named).
+        self.dims, self.feeds, self.dyn, self.out_dyn = dims, feeds, dyn, out_dyn
+        self.positional, self.mins = positional, mins or {}
 
 
 def bert():
@@ -145,13 +156,43 @@ FAMILIES = [
     Family("bloom", Z.bloom, ["input_ids", "attention_mask"], ["logits"], 128),
 ]
 
+# Issue #37: vision, speech and OCR (zoo_vision.py). Images: the smallest a network accepts (1x1 for the CNNs: every
+# conv and pool is padded), odd sizes (33x47, 7x5), and up to 64x64.
+IMAGE = dict(dims=["batch", "height", "width"], feeds=V.images, positional=True,
+             dyn={"input": {0: "batch", 2: "height", 3: "width"}}, out_dyn={"logits": {0: "batch"}},
+             sizes=[(1, 1, 1), (1, 32, 32), (2, 33, 47), (3, 7, 5), (1, 64, 64), (2, 64, 64)], example=(2, 40, 56))
+FAMILIES += [
+    Family("resnet", V.resnet, ["input"], ["logits"], None, **IMAGE),
+    Family("mobilenet_v3", V.mobilenet_v3, ["input"], ["logits"], None, **IMAGE),
+    Family("efficientnet", V.efficientnet, ["input"], ["logits"], None, **IMAGE),
+    # The image size is fixed by ViT's position embeddings (interpolate_pos_encoding=False, the default): batch only.
+    Family("vit", V.vit, ["pixel_values"], ["last_hidden_state", "pooler_output"], None, dims=["batch"],
+           feeds=V.vit_inputs, dyn={"pixel_values": {0: "batch"}},
+           out_dyn={"last_hidden_state": {0: "batch"}, "pooler_output": {0: "batch"}},
+           sizes=[(1,), (2,), (3,), (4,)], example=(2,)),
+    # Raw audio [batch, samples] -> samples // 10 - 1 frames [batch, frames, 32]: at least 20 samples (one frame).
+    Family("wav2vec2", V.wav2vec2, ["input_values"], ["last_hidden_state", "extract_features"], None,
+           dims=["batch", "samples"], feeds=V.audio, dyn={"input_values": {0: "batch", 1: "samples"}},
+           out_dyn={"last_hidden_state": {0: "batch", 1: "frames"}, "extract_features": {0: "batch", 1: "frames"}},
+           sizes=[(1, 20), (1, 29), (2, 157), (3, 400), (1, 1000), (2, 1601)], example=(2, 320),
+           mins={"samples": 20}),
+    # Text lines [batch, 1, 32, width] -> logits [width // 4 + 1, batch, 20] (time-major): at least width 4.
+    Family("crnn", V.crnn, ["input"], ["logits"], None, dims=["batch", "width"], feeds=V.text_lines,
+           positional=True, dyn={"input": {0: "batch", 3: "width"}}, out_dyn={"logits": {0: "steps", 1: "batch"}},
+           sizes=[(1, 4), (1, 7), (2, 37), (3, 100), (1, 128), (2, 129)], example=(2, 64), mins={"width": 4}),
+    Family("gru_classifier", V.gru_classifier, ["input_ids"], ["logits"], 128, dims=["batch", "seq"],
+           feeds=V.tokens, positional=True, dyn={"input_ids": {0: "batch", 1: "seq"}}, out_dyn={"logits": {0: "batch"}}),
+]
 
-def make_inputs(fam, b, s, seed):
+
+def make_inputs(fam, b, s, seed, size=None):
     """Inputs at batch b and seq s (the past length for the decode step). Token ids uniform in [0, vocab); the mask
     is 1s with, for batch > 1, some trailing 0s in rows after the first (padding; never a row of 0s). The decode
     step's mask covers past + 1 positions and pads on the left (generation pads there; the new token is never
     padding); its past keys and values are normal."""
     g = torch.Generator().manual_seed(seed)
+    if fam.feeds:
+        return fam.feeds(dict(zip(fam.dims, size)), g)
     feeds = {}
     n = 1 if fam.decode else s
     ids = torch.randint(0, fam.vocab, (b, n), generator=g, dtype=torch.int64)
@@ -180,8 +221,13 @@ def make_inputs(fam, b, s, seed):
 
 def run_torch(model, fam, feeds):
     with torch.no_grad():
-        out = model(*(feeds[k] for k in fam.inputs)) if isinstance(model, Positional) else model(**feeds)
-    if isinstance(out, tuple):
+        if isinstance(model, Positional) or fam.positional:
+            out = model(*(feeds[k] for k in fam.inputs))
+        else:
+            out = model(**feeds)
+    if isinstance(out, torch.Tensor):
+        vals = [out]
+    elif isinstance(out, tuple):
         vals = list(out)
     else:  # a transformers ModelOutput
         vals = [out[k] for k in fam.outputs]
@@ -190,6 +236,11 @@ def run_torch(model, fam, feeds):
 
 
 def dynamo_shapes(fam):
+    if fam.dyn:
+        dims = {d: torch.export.Dim(d, min=fam.mins[d]) if d in fam.mins else torch.export.Dim(d)
+                for axes in fam.dyn.values() for d in axes.values()}
+        shapes = {k: {a: dims[d] for a, d in fam.dyn.get(k, {}).items()} for k in fam.inputs}
+        return tuple(shapes[k] for k in fam.inputs) if fam.positional else shapes
     batch = torch.export.Dim("batch")
     if fam.decode:
         past = torch.export.Dim("past")
@@ -202,6 +253,8 @@ def dynamo_shapes(fam):
 
 
 def torchscript_axes(fam):
+    if fam.dyn:
+        return {**{k: dict(v) for k, v in fam.dyn.items()}, **{k: dict(v) for k, v in (fam.out_dyn or {}).items()}}
     if fam.decode:
         axes = {"input_ids": {0: "batch"}, "attention_mask": {0: "batch", 1: "total"}, "logits": {0: "batch"}}
         for name in PASTS:
@@ -235,13 +288,19 @@ class Positional(torch.nn.Module):
 
 def export(model, fam, exporter, path):
     """Exports `model` (the family's model or its Positional wrapper) to `path`; returns it, in eval mode."""
-    ex = make_inputs(fam, *fam.example, seed=SEED)
+    if fam.dims:
+        ex = make_inputs(fam, None, None, seed=SEED, size=fam.example)
+    else:
+        ex = make_inputs(fam, *fam.example, seed=SEED)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if exporter == "dynamo":
+        if exporter == "dynamo" and fam.positional:
+            torch.onnx.export(model, tuple(ex.values()), path, dynamo=True, dynamic_shapes=dynamo_shapes(fam),
+                              input_names=fam.inputs, output_names=fam.outputs)
+        elif exporter == "dynamo":
             torch.onnx.export(model, (), path, kwargs=ex, dynamo=True, dynamic_shapes=dynamo_shapes(fam),
                               input_names=fam.inputs, output_names=fam.outputs)
-        elif isinstance(model, Positional):
+        elif isinstance(model, Positional) or fam.positional:
             torch.onnx.export(model, tuple(ex.values()), path, dynamo=False,
                               dynamic_axes=torchscript_axes(fam), input_names=fam.inputs, output_names=fam.outputs)
         else:
@@ -302,6 +361,7 @@ def make(fam, exporter, record):
     with torch.no_grad():
         for p in model.parameters():
             p.add_(torch.randn_like(p) * 0.02)
+    V.bn_stats(model)  # BatchNorm's running statistics away from 0 and 1 (the families of issue #37 have BatchNorm)
     def failed(e):
         # The exception's first line and its cause's (the exporter wraps the real error), without colour codes.
         lines = []
@@ -352,15 +412,23 @@ def make(fam, exporter, record):
     desc = describe(path)
     data = {}
     sizes = []
-    for k, (b, s) in enumerate(fam.sizes):
-        feeds = make_inputs(fam, b, s, seed=1000 * b + s)
+    for k, size in enumerate(fam.sizes):
+        if fam.dims:
+            feeds = make_inputs(fam, None, None, seed=sum(v * 7919 ** i for i, v in enumerate(size)) % 2 ** 31,
+                                size=size)
+            sizes.append(dict(zip(fam.dims, size)))
+        else:
+            b, s = size
+            feeds = make_inputs(fam, b, s, seed=1000 * b + s)
+            sizes.append({"batch": b, "past" if fam.decode else "seq": s})
         outs = run_torch(exported, fam, feeds)
         for n, v in feeds.items():
             data["in.%s.%d" % (n, k)] = v.numpy()
         for n, v in outs.items():
             data["out.%s.%d" % (n, k)] = v.detach().numpy()
-        sizes.append({"batch": b, "past" if fam.decode else "seq": s})
     meta = {"family": fam.name, "exporter": exporter, "inputs": fam.inputs, "outputs": fam.outputs, "sizes": sizes}
+    if fam.mins:
+        meta["min"] = dict(fam.mins)  # the least size of a dim that the model accepts (zoo_test.py's range)
     data["meta"] = np.array(json.dumps(meta))
     np.savez_compressed(os.path.join(HERE, name + ".npz"), **data)
     files = [f for f in (name + ".onnx", name + ".onnx.data", name + ".npz") if os.path.exists(os.path.join(HERE, f))]
@@ -368,10 +436,43 @@ def make(fam, exporter, record):
            "direct_error": direct_error,
            "files": {f: os.path.getsize(os.path.join(HERE, f)) for f in files}}
     rec.update(desc)
+    rec["onnxruntime"] = check_ort(path, fam, data)
     record[name] = rec
     print("%s: %s, opsets %s, IR %d, %d nodes, external data %s" % (
         name, ", ".join("%s %d B" % kv for kv in rec["files"].items()), rec["opsets"], rec["ir_version"],
         rec["nodes"], rec["external_files"] or "none"), flush=True)
+
+
+def check_ort(path, fam, data):
+    """onnxruntime on the export at every stored size against PyTorch's outputs: {"max_abs_diff": the largest
+    |ort - torch| over every output and size, "sizes": the number checked} or {"error": the first failure}. Shapes
+    must agree; max_abs_output, the largest |torch| (the scale)."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return {"error": "onnxruntime is not installed"}
+    try:
+        sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    except Exception as e:
+        return {"error": "%s: %s" % (type(e).__name__, (str(e).strip().splitlines() or [""])[0][:300])}
+    worst, scale, k = 0.0, 0.0, 0
+    while "in.%s.%d" % (fam.inputs[0], k) in data:
+        feeds = {n: data["in.%s.%d" % (n, k)] for n in fam.inputs}
+        try:
+            got = sess.run(fam.outputs, feeds)
+        except Exception as e:
+            return {"error": "size %d: %s: %s" % (k, type(e).__name__, (str(e).strip().splitlines() or [""])[0][:300])}
+        for n, g in zip(fam.outputs, got):
+            w = data["out.%s.%d" % (n, k)]
+            if g.shape != w.shape:
+                return {"error": "size %d: output %s: shape %s, PyTorch %s" % (k, n, g.shape, w.shape)}
+            if g.size:
+                worst = max(worst, float(np.max(np.abs(g.astype(np.float64) - w.astype(np.float64)))))
+                scale = max(scale, float(np.max(np.abs(w.astype(np.float64)))))
+        k += 1
+    print("%s: onnxruntime agrees with PyTorch at %d sizes to %.3g (outputs up to %.3g)" % (
+        os.path.basename(path), k, worst, scale), flush=True)
+    return {"max_abs_diff": worst, "max_abs_output": scale, "sizes": k}
 
 
 def main(argv):

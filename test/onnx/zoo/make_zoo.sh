@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the model zoo of issue #36 (test/onnx/zoo, README.md there): a venv of its own with the current CPU
-# builds of torch, transformers, onnx and onnxscript from PyPI, their exact versions in VERSIONS.txt, then
+# builds of torch, torchvision, transformers, onnx, onnxscript and onnxruntime from PyPI, their exact versions in VERSIONS.txt, then
 # make_zoo.py, which writes <family>_<exporter>.onnx (+ .onnx.data), <family>_<exporter>.npz and exports.txt.
 # Usage: test/onnx/zoo/make_zoo.sh [family | family_exporter ...]   (no argument: every family)
 # Environment: PYTHON (default python3) makes the venv; ZOO_REUSE_VENV=1 skips the install when the venv exists.
@@ -14,12 +14,13 @@ if [[ ! -x "$venv/bin/python" || "${ZOO_REUSE_VENV:-0}" != 1 ]]; then
   "$venv/bin/python" -m pip install --upgrade pip
   # The CPU-only wheel of torch (no CUDA libraries) from PyTorch's own index; PyPI's (with CUDA: ~5.7 GB of venv)
   # if that index cannot be reached.
-  "$venv/bin/python" -m pip install --upgrade --retries 1 --timeout 30 torch --index-url https://download.pytorch.org/whl/cpu \
-    || "$venv/bin/python" -m pip install --upgrade torch
-  "$venv/bin/python" -m pip install --upgrade transformers onnx onnxscript numpy
+  "$venv/bin/python" -m pip install --upgrade --retries 1 --timeout 30 torch torchvision --index-url https://download.pytorch.org/whl/cpu \
+    || "$venv/bin/python" -m pip install --upgrade torch torchvision
+  # onnxruntime checks every export against PyTorch's outputs when it is made (exports.json: "onnxruntime").
+  "$venv/bin/python" -m pip install --upgrade transformers onnx onnxscript onnxruntime numpy
 fi
 
-"$venv/bin/python" -m pip freeze | grep -i -E '^(torch|transformers|onnx|onnxscript|numpy|tokenizers|huggingface[-_]hub|ml[-_]dtypes|onnx[-_]ir)==' \
+"$venv/bin/python" -m pip freeze | grep -i -E '^(torch|torchvision|transformers|onnx|onnxscript|onnxruntime|numpy|tokenizers|huggingface[-_]hub|ml[-_]dtypes|onnx[-_]ir)==' \
   > "$here/VERSIONS.txt"
 echo "python==$("$venv/bin/python" -c 'import platform; print(platform.python_version())')" >> "$here/VERSIONS.txt"
 cat "$here/VERSIONS.txt"
