@@ -51,7 +51,7 @@ class Family:
     """One model family: how to build it, its inputs and outputs, and which of its axes are dynamic."""
 
     def __init__(self, name, build, inputs, outputs, vocab, sizes=SIZES, example=EXAMPLE, pad_id=None, decode=None,
-                 dims=None, feeds=None, dyn=None, out_dyn=None, positional=False, mins=None):
+                 dims=None, feeds=None, dyn=None, out_dyn=None, positional=False, mins=None, options=None):
         # decode: None, or the KV cache's (kv_heads, head_dim) of a decode step (past keys/values are inputs).
         self.name, self.build, self.inputs, self.outputs = name, build, inputs, outputs
         self.vocab, self.sizes, self.example, self.pad_id, self.decode = vocab, sizes, example, pad_id, decode
@@ -59,9 +59,11 @@ class Family:
         # (sizes and example are tuples in that order); feeds(size dict, torch.Generator) -> {input: tensor};
         # dyn {input: {axis: dim}} and out_dyn {output: {axis: dim}}, the dynamic axes; positional: the model's
         # forward takes the inputs positionally (a torchvision model's `x` is exported as `input`); mins {dim: the
-        # least size the model accepts} (torch.export's Dim(min=...), and the test's range; 1 when not named).
+        # least size the model accepts} (torch.export's Dim(min=...), and the test's range; 1 when not named);
+        # options {name: value}, forward's arguments that are not tensors (ViT's interpolate_pos_encoding=True),
+        # passed to it by name in every call and export.
         self.dims, self.feeds, self.dyn, self.out_dyn = dims, feeds, dyn, out_dyn
-        self.positional, self.mins = positional, mins or {}
+        self.positional, self.mins, self.options = positional, mins or {}, options or {}
 
 
 def bert():
@@ -170,6 +172,14 @@ FAMILIES += [
            feeds=V.vit_inputs, dyn={"pixel_values": {0: "batch"}},
            out_dyn={"last_hidden_state": {0: "batch"}, "pooler_output": {0: "batch"}},
            sizes=[(1,), (2,), (3,), (4,)], example=(2,)),
+    # The same ViT called with interpolate_pos_encoding=True, as for images of other sizes: the position embeddings
+    # resized bicubically to the patch grid, so height and width are dynamic too (at least 8: one patch).
+    Family("vit_interpolate", V.vit, ["pixel_values"], ["last_hidden_state", "pooler_output"], None,
+           dims=["batch", "height", "width"], feeds=V.vit_images, options={"interpolate_pos_encoding": True},
+           dyn={"pixel_values": {0: "batch", 2: "height", 3: "width"}},
+           out_dyn={"last_hidden_state": {0: "batch", 1: "tokens"}, "pooler_output": {0: "batch"}},
+           sizes=[(1, 8, 8), (1, 32, 32), (2, 33, 47), (3, 15, 9), (1, 64, 64), (2, 48, 40)], example=(2, 48, 40),
+           mins={"height": 8, "width": 8}),
     # Raw audio [batch, samples] -> samples // 10 - 1 frames [batch, frames, 32]: at least 20 samples (one frame).
     Family("wav2vec2", V.wav2vec2, ["input_values"], ["last_hidden_state", "extract_features"], None,
            dims=["batch", "samples"], feeds=V.audio, dyn={"input_values": {0: "batch", 1: "samples"}},
@@ -224,7 +234,7 @@ def run_torch(model, fam, feeds):
         if isinstance(model, Positional) or fam.positional:
             out = model(*(feeds[k] for k in fam.inputs))
         else:
-            out = model(**feeds)
+            out = model(**feeds, **fam.options)
     if isinstance(out, torch.Tensor):
         vals = [out]
     elif isinstance(out, tuple):
@@ -240,7 +250,7 @@ def dynamo_shapes(fam):
         dims = {d: torch.export.Dim(d, min=fam.mins[d]) if d in fam.mins else torch.export.Dim(d)
                 for axes in fam.dyn.values() for d in axes.values()}
         shapes = {k: {a: dims[d] for a, d in fam.dyn.get(k, {}).items()} for k in fam.inputs}
-        return tuple(shapes[k] for k in fam.inputs) if fam.positional else shapes
+        return tuple(shapes[k] for k in fam.inputs) if fam.positional else {**shapes, **{k: None for k in fam.options}}
     batch = torch.export.Dim("batch")
     if fam.decode:
         past = torch.export.Dim("past")
@@ -298,13 +308,13 @@ def export(model, fam, exporter, path):
             torch.onnx.export(model, tuple(ex.values()), path, dynamo=True, dynamic_shapes=dynamo_shapes(fam),
                               input_names=fam.inputs, output_names=fam.outputs)
         elif exporter == "dynamo":
-            torch.onnx.export(model, (), path, kwargs=ex, dynamo=True, dynamic_shapes=dynamo_shapes(fam),
+            torch.onnx.export(model, (), path, kwargs={**ex, **fam.options}, dynamo=True, dynamic_shapes=dynamo_shapes(fam),
                               input_names=fam.inputs, output_names=fam.outputs)
         elif isinstance(model, Positional) or fam.positional:
             torch.onnx.export(model, tuple(ex.values()), path, dynamo=False,
                               dynamic_axes=torchscript_axes(fam), input_names=fam.inputs, output_names=fam.outputs)
         else:
-            torch.onnx.export(model, (), path, kwargs=ex, dynamo=False, dynamic_axes=torchscript_axes(fam),
+            torch.onnx.export(model, (), path, kwargs={**ex, **fam.options}, dynamo=False, dynamic_axes=torchscript_axes(fam),
                               input_names=fam.inputs, output_names=fam.outputs)
     # The TorchScript exporter exports in eval mode and then restores the module's own mode on every submodule: a
     # wrapper left in training mode would leave the model in it too (dropout in PyTorch's reference outputs).
@@ -428,7 +438,10 @@ def make(fam, exporter, record):
             data["out.%s.%d" % (n, k)] = v.detach().numpy()
     meta = {"family": fam.name, "exporter": exporter, "inputs": fam.inputs, "outputs": fam.outputs, "sizes": sizes}
     if fam.mins:
-        meta["min"] = dict(fam.mins)  # the least size of a dim that the model accepts (zoo_test.py's range)
+        # The least size that the model accepts, {input: {axis: size}} (zoo_test.py's range starts there): by input
+        # and axis, not dim name, for the dynamo exporter may name the dims s0, s1, ... (vit_interpolate).
+        meta["min"] = {k: {str(a): fam.mins[d] for a, d in axes.items() if d in fam.mins}
+                       for k, axes in fam.dyn.items() if any(d in fam.mins for d in axes.values())}
     data["meta"] = np.array(json.dumps(meta))
     np.savez_compressed(os.path.join(HERE, name + ".npz"), **data)
     files = [f for f in (name + ".onnx", name + ".onnx.data", name + ".npz") if os.path.exists(os.path.join(HERE, f))]

@@ -39,7 +39,7 @@ FAMILIES = ["bert", "distilbert", "roberta", "albert", "electra", "mpnet", "debe
             "clip_text", "gpt2", "gpt2_decode", "llama", "qwen2", "qwen2_decode", "mistral", "gpt_neox", "opt",
             "phi", "bloom",
             # issue #37: vision, speech and OCR
-            "resnet", "mobilenet_v3", "efficientnet", "vit", "wav2vec2", "crnn", "gru_classifier"]  # table order
+            "resnet", "mobilenet_v3", "efficientnet", "vit", "vit_interpolate", "wav2vec2", "crnn", "gru_classifier"]  # table order
 SEVERITY = {"ok": 0, "refused": 1, "wrong": 2, "crash": 3}
 
 
@@ -157,14 +157,15 @@ def check(dscc_bin, name, work):
 
     # One range per plain-named dim of the graph inputs, up to the largest size stored: facts about the model's
     # valid inputs, given to the interpreter too (a model may need them to import, e.g. seq <= its positions). From
-    # 1, or from the least size the model accepts where meta names one ("min": a CRNN's width >= 4, wav2vec 2.0's
-    # samples >= 20).
+    # 1, or from the least size the model accepts where meta names one ("min": {input: {axis: size}}; a CRNN's width
+    # >= 4, wav2vec 2.0's samples >= 20).
     where = []
     for dim, uses in sorted(dim_params(model).items()):
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", dim):
             continue
         hi = max(data["in.%s.%d" % (inp, k)].shape[axis] for inp, axis in uses for k in range(nsizes))
-        where += ["--where", "%s in [%d, %d]" % (dim, meta.get("min", {}).get(dim, 1), hi)]
+        lo = max(int(meta.get("min", {}).get(inp, {}).get(str(axis), 1)) for inp, axis in uses)
+        where += ["--where", "%s in [%d, %d]" % (dim, lo, hi)]
 
     for k in range(nsizes):
         out = os.path.join(d, "interp.%d" % k)

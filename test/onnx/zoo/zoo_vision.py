@@ -86,6 +86,10 @@ def vit_inputs(size, g):
     return {"pixel_values": torch.randn(size["batch"], 3, 32, 32, generator=g)}
 
 
+def vit_images(size, g):
+    return {"pixel_values": torch.randn(size["batch"], 3, size["height"], size["width"], generator=g)}
+
+
 def wav2vec2():
     # The feature encoder: two 1-D convs of 16 channels (kernel 10 stride 5, kernel 3 stride 2: 10 samples per frame,
     # a frame every 10; the first conv's GroupNorm, GELU), a feature projection to 32, a grouped positional conv
