@@ -21,7 +21,10 @@ using namespace fuseops;
 struct Planner {
   Function& f;
   PassContext& ctx;
-  ShapeSolver solver;
+  // The session's solver for f (with its facts and checks), else its own.
+  std::unique_ptr<ShapeSolver> ownSolver;
+  bool sessionLoaded = false;  // the session's solver existed: facts and checks are in it
+  ShapeSolver& solver;
   std::vector<Operation*> order;            // top-level ops in program order
   std::map<const Operation*, size_t> index;  // position in `order`
   std::set<const Operation*> freeOps;
@@ -44,7 +47,11 @@ struct Planner {
   const std::map<const Operation*, std::string>& noStitch;
 
   Planner(Function& fn, PassContext& c, const std::map<const Operation*, std::string>& ns)
-      : f(fn), ctx(c), solver(c.opts.solverTimeoutMs), noStitch(ns) {}
+      : f(fn),
+        ctx(c),
+        ownSolver(c.solvers ? nullptr : std::make_unique<ShapeSolver>(c.opts.solverTimeoutMs)),
+        solver(ownSolver ? *ownSolver : sessionSolver(c, fn, sessionLoaded)),
+        noStitch(ns) {}
 
   void buildUses() {
     useMap.clear();
@@ -416,12 +423,21 @@ struct Planner {
     return false;
   }
 
+  static ShapeSolver& sessionSolver(PassContext& c, const Function& fn, bool& loaded) {
+    bool created = false;
+    ShapeSolver& s = c.solvers->of(fn, &created);
+    loaded = !created;
+    return s;
+  }
+
   void plan() {
-    for (const Fact& fact : f.facts) solver.addFact(fact);
+    if (ownSolver)
+      for (const Fact& fact : f.facts) solver.addFact(fact);
     for (auto& op : f.ops) {
       index[op.get()] = order.size();
       order.push_back(op.get());
-      if (op->kind == OpKind::Check)
+      // (A session's solver that infer-shapes loaded has them already.)
+      if (op->kind == OpKind::Check && !sessionLoaded)
         if (auto r = checkRelation(*op)) solver.assume(*r);
     }
     redirectDims(f);
@@ -709,7 +725,7 @@ bool fuse(Module& m, PassContext& ctx) {
     std::map<const Operation*, std::string> noStitch;
     for (int round = 1;; ++round) {
       Planner p(*f, ctx, noStitch);
-      ctx.startupMs += p.solver.stats().startupMs;
+      if (p.ownSolver) ctx.startupMs += p.solver.stats().startupMs;
       p.plan();
       p.finish();
       p.rewrite();

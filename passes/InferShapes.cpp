@@ -75,9 +75,16 @@ void printFacts(const Function& f, const ShapeSolver& s, const SolverOracle& o, 
 bool inferFunction(Function& f, PassContext& ctx) {
   DiagEngine& diags = ctx.diags;
   int before = diags.errorCount();
-  ShapeSolver solver(ctx.opts.solverTimeoutMs);
-  ctx.startupMs += solver.stats().startupMs;
-  for (const Fact& fact : f.facts) solver.addFact(fact);
+  // The session's solver when there is one (the planner and codegen ask it
+  // later, with what this pass proved and assumed), else one of its own.
+  std::unique_ptr<ShapeSolver> own;
+  bool fresh = true;
+  if (!ctx.solvers) {
+    own = std::make_unique<ShapeSolver>(ctx.opts.solverTimeoutMs);
+    for (const Fact& fact : f.facts) own->addFact(fact);
+  }
+  ShapeSolver& solver = own ? *own : ctx.solvers->of(f, &fresh);
+  if (fresh) ctx.startupMs += solver.stats().startupMs;
   std::vector<size_t> conflict;
   if (solver.satisfiable(&conflict).tri == Tri::Disproved) {
     diags.error(f.loc, "the facts of '@" + f.name + "' can never all hold");

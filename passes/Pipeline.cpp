@@ -39,7 +39,7 @@ const PassInfo* lookupPass(const std::string& name) {
 }
 
 bool runPasses(Module& m, const std::vector<const PassInfo*>& passes, DiagEngine& diags,
-               const PipelineOptions& opts, std::ostream& os) {
+               const PipelineOptions& opts, std::ostream& os, SolverPool* solvers) {
   struct Timing {
     std::string name;
     double ms, startupMs;
@@ -47,6 +47,7 @@ bool runPasses(Module& m, const std::vector<const PassInfo*>& passes, DiagEngine
   std::vector<Timing> times;
   bool ok = true;
   PassContext ctx{diags, opts, os};
+  ctx.solvers = solvers;
   for (const PassInfo* p : passes) {
     ctx.startupMs = 0;
     auto t0 = std::chrono::steady_clock::now();

@@ -12,6 +12,7 @@
 namespace dscc {
 
 struct PipelineOptions;
+class SolverPool;
 
 /// The kind of machine kernels are planned for.
 enum class KernelTarget { Cpu, Gpu };
@@ -25,6 +26,9 @@ struct PassContext {
   /// Start-up time a pass spent outside its own work (creating the Z3
   /// context), reported apart by --time-passes.
   double startupMs = 0;
+  /// The compile session's solvers (one per function), or null: then each
+  /// pass that needs one makes its own.
+  SolverPool* solvers = nullptr;
 };
 
 /// A pass rewrites a module in place; returns false after reporting errors.
@@ -58,8 +62,9 @@ struct PipelineOptions {
 };
 
 /// Runs `passes` in order; prints IR and timings to `os` as asked. Stops at
-/// the first failing pass and returns false.
+/// the first failing pass and returns false. `solvers`: the session's
+/// solvers, which the passes then share (null: each pass makes its own).
 bool runPasses(Module& m, const std::vector<const PassInfo*>& passes, DiagEngine& diags,
-               const PipelineOptions& opts, std::ostream& os);
+               const PipelineOptions& opts, std::ostream& os, SolverPool* solvers = nullptr);
 
 }  // namespace dscc

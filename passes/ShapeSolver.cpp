@@ -513,4 +513,14 @@ DimExpr ShapeSolver::representative(const DimExpr& e) const {
   return exprs_.at(find(e.key()));
 }
 
+ShapeSolver& SolverPool::of(const Function& f, bool* created) {
+  auto& s = solvers_[&f];
+  if (created) *created = !s;
+  if (!s) {
+    s = std::make_unique<ShapeSolver>(timeoutMs_);
+    for (const Fact& fact : f.facts) s->addFact(fact);
+  }
+  return *s;
+}
+
 }  // namespace dscc

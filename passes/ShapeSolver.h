@@ -116,4 +116,20 @@ class ShapeSolver {
   SolverStats stats_;
 };
 
+/// One shape solver per function for a whole compile session: created on
+/// first use with the function's `where` facts; infer-shapes adds the checks
+/// it proves or keeps, and the fusion planner and the code generator ask the
+/// same solver (one Z3 start-up per function, each relation decided once).
+/// A key is a Function's address: the pool must not outlive the module.
+class SolverPool {
+ public:
+  explicit SolverPool(unsigned timeoutMs = 250) : timeoutMs_(timeoutMs) {}
+  /// f's solver, with f's facts; `created` (optional) says whether this call made it.
+  ShapeSolver& of(const Function& f, bool* created = nullptr);
+
+ private:
+  unsigned timeoutMs_;
+  std::map<const Function*, std::unique_ptr<ShapeSolver>> solvers_;
+};
+
 }  // namespace dscc

@@ -153,12 +153,14 @@ std::unique_ptr<Frontend> planLoaded(std::unique_ptr<Frontend> fe, const std::st
   bool gpu = opts.gpu;
   popts.target = gpu ? KernelTarget::Gpu : KernelTarget::Cpu;
   std::ostringstream passOut;
-  if (!runPasses(*fe->module, {lookupPass("infer-shapes")}, *fe->diags, popts, passOut)) return nullptr;
+  fe->solvers = std::make_unique<SolverPool>(popts.solverTimeoutMs);
+  if (!runPasses(*fe->module, {lookupPass("infer-shapes")}, *fe->diags, popts, passOut, fe->solvers.get()))
+    return nullptr;
   fe->parsedIR = printModule(*fe->module);
   std::vector<const PassInfo*> rest;
   for (const PassInfo* p : defaultPipeline())
     if (p != lookupPass("infer-shapes")) rest.push_back(p);
-  if (!runPasses(*fe->module, rest, *fe->diags, popts, passOut)) return nullptr;
+  if (!runPasses(*fe->module, rest, *fe->diags, popts, passOut, fe->solvers.get())) return nullptr;
   fe->func = funcName.empty() ? fe->module->entry() : fe->module->lookup(funcName);
   if (!fe->func) {
     err << (funcWhere.empty() ? "dscc" : funcWhere) << ": error: "
@@ -167,7 +169,7 @@ std::unique_ptr<Frontend> planLoaded(std::unique_ptr<Frontend> fe, const std::st
         << "\n";
     return nullptr;
   }
-  fe->solver = codegen::makeModelSolver(*fe->func);
+  fe->solver = &fe->solvers->of(*fe->func);
   const Operation* failed = nullptr;
   if (std::string e = codegen::planModel(*fe->func, *fe->solver, opts, fe->plan, &failed); !e.empty()) {
     // At the kernel's source line when the fusion kept one (the op it grew from).

@@ -23,7 +23,10 @@ struct Frontend {
   std::string source;             ///< the file's text
   std::string parsedIR;           ///< the module after infer-shapes (`--emit=ir`)
   Function* func = nullptr;
-  std::unique_ptr<ShapeSolver> solver;
+  /// One solver per function for the whole session: infer-shapes loads it,
+  /// the planner, the code generator and tuning ask it.
+  std::unique_ptr<SolverPool> solvers;
+  ShapeSolver* solver = nullptr;  ///< func's, in `solvers`
   codegen::ModelPlan plan;
 };
 

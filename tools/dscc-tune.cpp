@@ -198,20 +198,30 @@ int main(int argc, char** argv) {
     func = spec.func;
     funcWhere = shapes + ":" + std::to_string(spec.funcLoc.line) + ":" + std::to_string(spec.funcLoc.col);
   }
-  std::map<int, std::unique_ptr<tools::Frontend>> fronts;
-  std::map<int, const codegen::ModelPlan*> plans;
-  for (int w : {4, 8, 16}) {
-    codegen::PlanOptions popts;
-    popts.vectorWidth = w;
-    // Measured one launch at a time: the row-split versions (two launches
-    // on a workspace) are the same code in every configuration.
-    popts.cpuSplitRowMin = 0;
-    auto fe = tools::loadAndPlan(file, func, popts, std::cerr, *onnx, funcWhere);
-    if (!fe) return 1;
-    plans[w] = &fe->plan;
-    fronts[w] = std::move(fe);
+  // The program is loaded and analysed once (width 8); the other widths are
+  // plans of the same function with the same solver.
+  codegen::PlanOptions popts;
+  popts.vectorWidth = 8;
+  // Measured one launch at a time: the row-split versions (two launches
+  // on a workspace) are the same code in every configuration.
+  popts.cpuSplitRowMin = 0;
+  auto fe = tools::loadAndPlan(file, func, popts, std::cerr, *onnx, funcWhere);
+  if (!fe) return 1;
+  std::map<int, std::unique_ptr<codegen::ModelPlan>> otherPlans;
+  std::map<int, const codegen::ModelPlan*> plans{{8, &fe->plan}};
+  for (int w : {4, 16}) {
+    codegen::PlanOptions p = popts;
+    p.vectorWidth = w;
+    auto plan = std::make_unique<codegen::ModelPlan>();
+    const Operation* failed = nullptr;
+    if (std::string e = codegen::planModel(*fe->func, *fe->solver, p, *plan, &failed); !e.empty()) {
+      tools::reportCannotCompile(*fe, file, e, failed ? failed->loc : Location{}, std::cerr);
+      return 1;
+    }
+    plans[w] = plan.get();
+    otherPlans[w] = std::move(plan);
   }
-  const Function& f = *fronts[8]->func;
+  const Function& f = *fe->func;
   std::vector<tuner::WeightedPoint> points;
   if (!tuner::expandDistribution(spec, f, points, err)) {
     std::cerr << err << "\n";
