@@ -12,7 +12,7 @@ KernelKind kernelKind(const std::vector<Operation*>& ops, const KindQueries& q, 
   const auto& same = q.same;
   const auto& yieldedBy = q.yieldedBy;
   for (Operation* o : ops)
-    if (o->kind == OpKind::Matmul) return KernelKind::Library;
+    if (classify(*o, freeOps) == Cls::Matmul) return KernelKind::Library;  // matmul, conv, pool
   for (Operation* o : ops)
     if (classify(*o, freeOps) != Cls::Composite && !readsAtKernelIndex(*o)) {
       why = "generic: %" + o->result()->name + " (" + std::string(o->name()) + ") reads its operand at a computed index (" +
@@ -24,7 +24,7 @@ KernelKind kernelKind(const std::vector<Operation*>& ops, const KindQueries& q, 
   // the element count of that reduction's input.
   std::map<const Value*, DimExpr> downstream;
   for (Operation* o : ops) {
-    if (o->kind == OpKind::Matmul) return KernelKind::Library;
+    if (classify(*o, freeOps) == Cls::Matmul) return KernelKind::Library;  // matmul, conv, pool
     Cls c = classify(*o, freeOps);
     if (c == Cls::Composite) stitch = true;
     for (const Value* v : o->operands) {
