@@ -1,5 +1,6 @@
 // dscc_conv_f32 and dscc_pool_f32: checked sizes, oneDNN primitives made for the sizes at run time and cached by shape, channel slices run on the context's threads.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <list>
 #include <map>
@@ -270,11 +271,11 @@ extern "C" dscc_status dscc_pool_f32(dscc_context* ctx, int32_t n_spatial, int32
     yFull.insert(yFull.end(), outSp.begin(), outSp.end());
     const memory::dims xStr = denseStrides(xFull), yStr = denseStrides(yFull);
     const bool avg = kind == 1, include = avg && count_include_pad;
-    const dnnl::algorithm alg = !avg ? dnnl::algorithm::pooling_max
-                                : include ? dnnl::algorithm::pooling_avg_include_padding
-                                          : dnnl::algorithm::pooling_avg_exclude_padding;
+    // Averages are oneDNN's include-padding ones (the sum over the whole kernel) rescaled below: its
+    // exclude-padding form refuses sizes where a window lies (nearly) all in the padding.
+    const dnnl::algorithm alg = avg ? dnnl::algorithm::pooling_avg_include_padding : dnnl::algorithm::pooling_max;
     auto primFor = [&](int64_t u) {
-      Dims key = {int64_t(n_spatial), kind, include, N, C, u};
+      Dims key = {int64_t(n_spatial), kind, N, C, u};
       for (const Axis& a : ax) key.insert(key.end(), {a.in, a.out, a.k, a.s, a.d, a.pb, a.peUsed});
       return cache().get(key, [&] {
         memory::dims xd = {N, u}, yd = {N, u};
@@ -300,9 +301,10 @@ extern "C" dscc_status dscc_pool_f32(dscc_context* ctx, int32_t n_spatial, int32
         execute(p, std::move(args));
       }
     });
-    // oneDNN divides by the whole kernel when it includes padding; a ceil-mode window that reaches past the
-    // end padding counts only its points inside it (docs/ir.md), so those outputs are rescaled.
-    if (include) {
+    // oneDNN divided by the whole kernel; the divisor is the window's points inside the input, or with
+    // count_include_pad inside the padded extent (a ceil-mode window reaching past the end padding counts only
+    // up to it, docs/ir.md). Both counts are products over the spatial dims, so per-dim factors rescale.
+    if (avg) {
       bool any = false;
       std::vector<std::vector<double>> f(ax.size());
       for (size_t i = 0; i < ax.size(); ++i) {
@@ -310,8 +312,12 @@ extern "C" dscc_status dscc_pool_f32(dscc_context* ctx, int32_t n_spatial, int32
         f[i].assign(static_cast<size_t>(a.out), 1.0);
         for (int64_t o = 0; o < a.out; ++o) {
           int64_t cnt = 0;
-          for (int64_t k = 0; k < a.k; ++k) cnt += o * a.s - a.pb + k * a.d < a.in + a.pe;
-          if (cnt != a.k) f[i][size_t(o)] = double(a.k) / double(cnt), any = true;
+          for (int64_t k = 0; k < a.k; ++k) {
+            const int64_t pos = o * a.s - a.pb + k * a.d;
+            cnt += include ? pos < a.in + a.pe : pos >= 0 && pos < a.in;
+          }
+          // No point counted: 0/0, NaN as in the interpreter (the sum is 0 there).
+          if (cnt != a.k) f[i][size_t(o)] = cnt ? double(a.k) / double(cnt) : std::nan(""), any = true;
         }
       }
       if (any) {
@@ -324,7 +330,7 @@ extern "C" dscc_status dscc_pool_f32(dscc_context* ctx, int32_t n_spatial, int32
             s *= f[i][size_t(rem % ax[i].out)];
             rem /= ax[i].out;
           }
-          if (s != 1) y[q] = float(double(y[q]) * s);
+          if (s != 1) y[q] = std::isnan(s) ? std::nanf("") : float(double(y[q]) * s);
         }
       }
     }
