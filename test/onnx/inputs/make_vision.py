@@ -26,8 +26,8 @@ def x4(name="x", c=3):
     return helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", c, "H", "W"])
 
 
-def y(name="y", shape=None):
-    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+def y(name="y", shape=None, rank=4):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape or [None] * rank)
 
 
 # A ResNet-style stem over symbolic batch, height and width: 7x7 stride-2 conv with bias, batch norm, relu,
@@ -54,17 +54,17 @@ save("stem", [
 save("conv1d", [
     helper.make_node("Conv", ["x", "k"], ["c"], name="c1d", auto_pad="VALID", dilations=[2], strides=[2]),
     helper.make_node("MaxPool", ["c"], ["y"], name="p1d", kernel_shape=[2], auto_pad="SAME_LOWER"),
-], [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 2, "L"])], [y("y", None)], [w("k", 4, 2, 3)])
+], [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 2, "L"])], [y("y", rank=3)], [w("k", 4, 2, 3)])
 save("conv3d", [
     helper.make_node("Conv", ["x", "k"], ["c"], name="c3d", pads=[1, 0, 1, 1, 0, 1]),
     helper.make_node("MaxPool", ["c"], ["y"], name="p3d", kernel_shape=[2, 2, 2], dilations=[1, 2, 1]),
-], [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 2, "D", "H", "W"])], [y("y", None)],
+], [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 2, "D", "H", "W"])], [y("y", rank=5)],
    [w("k", 3, 2, 2, 3, 2)])
 
 # Errors: MaxPool's Indices output named, an unknown auto_pad, a kernel_shape the weight contradicts, a group
 # that does not divide the channels, a kernel_shape of the wrong length.
 save("maxpool_indices", [helper.make_node("MaxPool", ["x"], ["y", "idx"], name="mp_idx", kernel_shape=[2, 2])],
-     [x4()], [y("y", None), helper.make_tensor_value_info("idx", TensorProto.INT64, None)])
+     [x4()], [y("y", None), helper.make_tensor_value_info("idx", TensorProto.INT64, [None] * 4)])
 save("bad_autopad", [helper.make_node("Conv", ["x", "k"], ["y"], name="c_bad", auto_pad="SAME")],
      [x4()], [y("y", None)], [w("k", 2, 3, 3, 3)])
 save("bad_kernel_shape", [helper.make_node("Conv", ["x", "k"], ["y"], name="c_ks", kernel_shape=[3, 2])],
