@@ -54,10 +54,11 @@ void conv(NodeBuilder& b, const onnx::NodeProto& n) {
     throw ImportError("the weight must have the input's rank " + std::to_string(x->type.rank()) + ", got " +
                       w->type.str());
   if (auto ks = attrInts(n, "kernel_shape")) {
-    // Redundant with the weight's shape in ONNX; a contradiction is an error, not a guess.
+    // Redundant with the weight's shape in ONNX; a contradiction is an error, not a guess. A symbolic
+    // weight dim (--symbolic-dims) is the weight's actual size, which the size rule reads at run time.
     if (ks->size() != sp) throw ImportError("attribute 'kernel_shape' has " + std::to_string(ks->size()) + " entries, expected " + std::to_string(sp));
     for (size_t i = 0; i < sp; ++i)
-      if (w->type.dims[2 + i] != DimExpr((*ks)[i]))
+      if (w->type.dims[2 + i].isConst() && w->type.dims[2 + i] != DimExpr((*ks)[i]))
         throw ImportError("attribute 'kernel_shape' says " + std::to_string((*ks)[i]) + " for spatial dim " +
                           std::to_string(i) + " but the weight is " + w->type.str());
   }
