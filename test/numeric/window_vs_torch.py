@@ -6,7 +6,9 @@ Usage: /usr/bin/python3 test/numeric/window_vs_torch.py PATH/TO/dscc [--compiled
 Each case is a small program with static channels and kernels and symbolic
 spatial sizes (H, W, D with `where` ranges). It runs in the reference
 interpreter (`dscc run prog.dsc`), or with --compiled is compiled once
-(`dscc compile`) and the shared object runs, at several sizes: the smallest
+(`dscc compile`) and the shared object runs, also checked against the
+interpreter on the same inputs (`dscc run --check`, its default tolerance
+1e-4 + 1e-4 * |interpreter|), at several sizes: the smallest
 input the window accepts (span - pads, or 1 with SAME), one more, and a few
 larger ones, odd and even (strides and ceil mode care). Inputs are uniform in
 [-1, 1) (never zeros), from a seeded generator.
@@ -279,10 +281,12 @@ def main():
                 out = os.path.join(tmp, "out")
                 for f in os.listdir(out) if os.path.isdir(out) else []:
                     os.remove(os.path.join(out, f))
-                c = subprocess.run(cmd + ["-o", out], capture_output=True, text=True)
+                # Compiled: also against the interpreter on the same inputs (`--check`).
+                c = subprocess.run(cmd + ["-o", out] + (["--check"] if opts.compiled else []), capture_output=True,
+                                   text=True)
                 runs += 1
-                if c.returncode != 0:
-                    print("FAIL %s at %s: run: %s" % (name, sz, c.stderr.strip()))
+                if c.returncode != 0 or (opts.compiled and "check: ok" not in c.stdout):
+                    print("FAIL %s at %s: run: %s" % (name, sz, (c.stderr + c.stdout).strip()[-600:]))
                     bad += 1
                     continue
                 with torch.no_grad():
