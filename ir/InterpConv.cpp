@@ -1,4 +1,5 @@
 // Interpreter kernels for the sliding-window ops, conv and pool: plain direct loops, the reference the compiled code is tested against.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -61,10 +62,45 @@ bool next(Shape& idx, const Shape& shape) {
   return false;
 }
 
-bool anyZero(const Shape& s) {
-  for (int64_t v : s)
-    if (v == 0) return true;
+// The kernel offsets of output position `o` along spatial dim `d` that read the input (not the padding):
+// [lo, hi), empty when lo >= hi. Only these are visited, so the work is bounded by the input, whatever the
+// kernel and pads.
+void insideRange(const Geometry& g, size_t d, int64_t o, int64_t& lo, int64_t& hi) {
+  const int64_t start = o * g.a.strides[d] - g.padBegin[d], dil = g.a.dilations[d];
+  lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
+  hi = start >= g.in[d] ? 0 : std::min(g.kernel[d], (g.in[d] - 1 - start) / dil + 1);
+}
+
+// The window's input box at output position `op`: false when it is empty.
+bool box(const Geometry& g, const Shape& op, Shape& lo, Shape& hi) {
+  const size_t n = op.size();
+  lo.assign(n, 0), hi.assign(n, 0);
+  for (size_t d = 0; d < n; ++d) {
+    insideRange(g, d, op[d], lo[d], hi[d]);
+    if (lo[d] >= hi[d]) return false;
+  }
+  return true;
+}
+
+// Advances `idx` over the box [lo, hi) (row-major); false after the last one.
+bool nextIn(Shape& idx, const Shape& lo, const Shape& hi) {
+  for (size_t d = idx.size(); d-- > 0;) {
+    if (++idx[d] < hi[d]) return true;
+    idx[d] = lo[d];
+  }
   return false;
+}
+
+// Window points inside the padded extent [-pb, in + pe) (count_include_pad's divisor): a ceil-mode window
+// reaching past the end padding counts only up to it. Starts are never before -pb.
+int64_t paddedCount(const Geometry& g, const Shape& op) {
+  int64_t cnt = 1;
+  for (size_t d = 0; d < op.size(); ++d) {
+    const int64_t start = op[d] * g.a.strides[d] - g.padBegin[d], room = g.in[d] + g.padEnd[d] - start;
+    const int64_t dil = g.a.dilations[d];
+    cnt *= room <= 0 ? 0 : std::min(g.kernel[d], (room + dil - 1) / dil);
+  }
+  return cnt;
 }
 
 }  // namespace
@@ -102,20 +138,19 @@ bool runConv(OpCtx& c, std::vector<Tensor>& out) {
       Shape op(n, 0);
       do {
         double acc = bias ? bias->getF(m) : 0.0;
-        Shape kk(n, 0);
-        if (!anyZero(g.kernel)) do {
-          int64_t xoff = b * xs[0], woff = m * ws[0];
-          bool inside = true;
-          for (size_t d = 0; d < n && inside; ++d) {
-            int64_t p = op[d] * g.a.strides[d] - g.padBegin[d] + kk[d] * g.a.dilations[d];
-            inside = p >= 0 && p < g.in[d];
-            xoff += p * xs[2 + d];
-            woff += kk[d] * ws[2 + d];
-          }
-          if (!inside) continue;
-          for (int64_t ci = 0; ci < Cg; ++ci)
-            acc += x.getF(xoff + (grp * Cg + ci) * xs[1]) * w.getF(woff + ci * ws[1]);
-        } while (next(kk, g.kernel));
+        Shape lo, hi;
+        if (box(g, op, lo, hi)) {
+          Shape kk = lo;
+          do {
+            int64_t xoff = b * xs[0], woff = m * ws[0];
+            for (size_t d = 0; d < n; ++d) {
+              xoff += (op[d] * g.a.strides[d] - g.padBegin[d] + kk[d] * g.a.dilations[d]) * xs[2 + d];
+              woff += kk[d] * ws[2 + d];
+            }
+            for (int64_t ci = 0; ci < Cg; ++ci)
+              acc += x.getF(xoff + (grp * Cg + ci) * xs[1]) * w.getF(woff + ci * ws[1]);
+          } while (nextIn(kk, lo, hi));
+        }
         r.setF(o++, acc);
       } while (next(op, g.out));
     }
@@ -143,26 +178,22 @@ bool runPool(OpCtx& c, std::vector<Tensor>& out) {
       Shape op(n, 0);
       do {
         double acc = g.a.isMax ? -std::numeric_limits<double>::infinity() : 0.0;
-        int64_t inside = 0, padded = 0;  // window points in the input, in the padded extent
-        Shape kk(n, 0);
-        do {
-          int64_t xoff = b * xs[0] + ch * xs[1];
-          bool in = true, inPad = true;
-          for (size_t d = 0; d < n; ++d) {
-            int64_t p = op[d] * g.a.strides[d] - g.padBegin[d] + kk[d] * g.a.dilations[d];
-            in = in && p >= 0 && p < g.in[d];
-            // Ceil mode's last window may reach past the end padding; those points never count.
-            inPad = inPad && p < g.in[d] + g.padEnd[d];
-            xoff += p * xs[2 + d];
-          }
-          padded += inPad;
-          if (!in) continue;
-          ++inside;
-          double v = x.getF(xoff);
-          if (!g.a.isMax) acc += v;
-          else if (std::isnan(v) || v > acc) acc = std::isnan(acc) ? acc : v;  // NaN wins, as in PyTorch
-        } while (next(kk, g.kernel));
-        if (!g.a.isMax) acc /= static_cast<double>(g.a.countIncludePad ? padded : inside);
+        int64_t inside = 0;  // window points in the input
+        Shape lo, hi;
+        if (box(g, op, lo, hi)) {
+          Shape kk = lo;
+          do {
+            int64_t xoff = b * xs[0] + ch * xs[1];
+            for (size_t d = 0; d < n; ++d)
+              xoff += (op[d] * g.a.strides[d] - g.padBegin[d] + kk[d] * g.a.dilations[d]) * xs[2 + d];
+            ++inside;
+            double v = x.getF(xoff);
+            if (!g.a.isMax) acc += v;
+            else if (std::isnan(v) || v > acc) acc = std::isnan(acc) ? acc : v;  // NaN wins, as in PyTorch
+          } while (nextIn(kk, lo, hi));
+        }
+        // A window with no point counted is 0/0: NaN.
+        if (!g.a.isMax) acc /= static_cast<double>(g.a.countIncludePad ? paddedCount(g, op) : inside);
         r.setF(o++, acc);
       } while (next(op, g.out));
     }

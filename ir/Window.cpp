@@ -4,6 +4,8 @@
 namespace dscc {
 namespace {
 
+constexpr int64_t kMaxWindowAttr = 2147483647;
+
 // A list of n integers (default `dflt` each when absent); "" or why not.
 std::string intList(const Operation& op, const char* name, size_t n, int64_t dflt, int64_t lo,
                     std::vector<int64_t>& out, Location& where) {
@@ -19,6 +21,9 @@ std::string intList(const Operation& op, const char* name, size_t n, int64_t dfl
   for (size_t i = 0; i < n; ++i) {
     if (a->list[i].kind != Attribute::Kind::Int) return head + " must be a list of integers";
     if (a->list[i].i < lo) return head + " must hold integers >= " + std::to_string(lo) + ", not " + std::to_string(a->list[i].i);
+    // Bounded so that spans and padded sizes stay far from 64-bit overflow.
+    if (a->list[i].i > kMaxWindowAttr)
+      return head + " must hold integers <= " + std::to_string(kMaxWindowAttr) + ", not " + std::to_string(a->list[i].i);
     out[i] = a->list[i].i;
   }
   return "";
@@ -72,8 +77,8 @@ std::string readWindowAttrs(const Operation& op, size_t n, WindowAttrs& out, Loc
   if (op.kind == OpKind::Conv) {
     if (const Attribute* g = op.attr("group")) {
       where = g->loc;
-      if (g->kind != Attribute::Kind::Int || g->i < 1)
-        return "attribute 'group' of 'conv' must be a positive integer";
+      if (g->kind != Attribute::Kind::Int || g->i < 1 || g->i > kMaxWindowAttr)
+        return "attribute 'group' of 'conv' must be an integer in [1, " + std::to_string(kMaxWindowAttr) + "]";
       out.group = g->i;
     }
     return "";
