@@ -21,6 +21,15 @@ bool OpChecker::windowFits(const WindowAttrs& a, size_t i, const DimExpr& in, co
     return err("the window of '" + opName() + "' along spatial dim " + std::to_string(i) + " spans " + span.str() +
                ", more than the padded input's " + room.str());
   }
+  // span <= room as max(span, room) == room, which the solver may prove from the facts (H in [7, 64]).
+  Tri t = oracle_.equal(DimExpr::max(span, room), room);
+  if (t == Tri::Proved) return true;
+  if (t == Tri::Disproved) {
+    err("the window of '" + opName() + "' along spatial dim " + std::to_string(i) + " spans " + span.str() +
+        ", more than the padded input's " + room.str() + " at every size the facts allow");
+    exampleNote();
+    return false;
+  }
   oracle_.requireAtRuntime({"le", span, room, what}, &op_);
   return true;
 }

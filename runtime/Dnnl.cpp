@@ -160,6 +160,15 @@ extern "C" dscc_status dscc_conv_f32(dscc_context* ctx, int32_t n_spatial, const
   int64_t outN = 1;
   for (int i = 0; i < r; ++i) outN *= y_dims[i];
   if (outN == 0) return DSCC_OK;
+  // An empty input (no channels, or a spatial size of 0 that the padding makes up for): every window reads
+  // only zeros of the padding, so each output is its bias; oneDNN takes no empty tensors.
+  int64_t inN = 1;
+  for (int i = 0; i < r; ++i) inN *= x_dims[i];
+  if (inN == 0) {
+    const int64_t plane = outN / (N * M);
+    for (int64_t q = 0; q < outN; ++q) y[q] = bias ? bias[q / plane % M] : 0.0f;
+    return DSCC_OK;
+  }
 #ifndef DSCC_HAVE_DNNL
   (void)x, (void)w, (void)bias, (void)y;
   return fail(ctx, DSCC_UNAVAILABLE, std::string(fn) + ": this runtime was built without oneDNN");
@@ -252,6 +261,15 @@ extern "C" dscc_status dscc_pool_f32(dscc_context* ctx, int32_t n_spatial, int32
   int64_t outN = 1;
   for (int i = 0; i < r; ++i) outN *= y_dims[i];
   if (outN == 0) return DSCC_OK;
+  // An empty input (a spatial size of 0 the padding makes up for): windows hold no input point, so a max is
+  // -inf, an average 0/0 (NaN), or 0 over the padded points it counts with count_include_pad.
+  int64_t inN = 1;
+  for (int i = 0; i < r; ++i) inN *= x_dims[i];
+  if (inN == 0) {
+    const float v = kind == 0 ? -INFINITY : count_include_pad ? 0.0f : NAN;
+    for (int64_t q = 0; q < outN; ++q) y[q] = v;
+    return DSCC_OK;
+  }
 #ifndef DSCC_HAVE_DNNL
   (void)x, (void)y, (void)count_include_pad;
   return fail(ctx, DSCC_UNAVAILABLE, std::string(fn) + ": this runtime was built without oneDNN");

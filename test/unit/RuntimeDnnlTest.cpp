@@ -185,6 +185,25 @@ TEST(RuntimeDnnl, BadArguments) {
   EXPECT_EQ(dscc_conv_f32(ctx.get(), 2, e, nullptr, wd, nullptr, nullptr, ye, nullptr, 1, one, one, zero, zero), DSCC_OK);
 }
 
+// Inputs with no elements whose padding still makes windows: conv gives its bias, max -inf, average NaN (0/0)
+// or 0 with count_include_pad; no oneDNN call is made (it takes no empty tensors).
+TEST(RuntimeDnnl, EmptyInputs) {
+  ContextPtr ctx(dscc_context_create(2));
+  int64_t xd[] = {1, 2, 0, 3}, wd[] = {2, 2, 2, 1}, yd[] = {1, 2, 1, 3}, one[] = {1, 1}, pb[] = {1, 0}, pe[] = {1, 0};
+  float bias[] = {0.5f, -2.0f};
+  std::vector<float> y(6, NAN);
+  ASSERT_EQ(dscc_conv_f32(ctx.get(), 2, xd, nullptr, wd, nullptr, bias, yd, y.data(), 1, one, one, pb, pe), DSCC_OK)
+      << dscc_status_message(ctx.get());
+  EXPECT_EQ(y, (std::vector<float>{0.5f, 0.5f, 0.5f, -2.0f, -2.0f, -2.0f}));
+  int64_t k[] = {2, 1};
+  ASSERT_EQ(dscc_pool_f32(ctx.get(), 2, 0, 0, xd, nullptr, yd, y.data(), k, one, one, pb, pe), DSCC_OK);
+  EXPECT_TRUE(std::isinf(y[0]) && y[0] < 0);
+  ASSERT_EQ(dscc_pool_f32(ctx.get(), 2, 1, 0, xd, nullptr, yd, y.data(), k, one, one, pb, pe), DSCC_OK);
+  EXPECT_TRUE(std::isnan(y[5]));
+  ASSERT_EQ(dscc_pool_f32(ctx.get(), 2, 1, 1, xd, nullptr, yd, y.data(), k, one, one, pb, pe), DSCC_OK);
+  EXPECT_EQ(y[3], 0.0f);
+}
+
 // Contexts on several threads at once, over more shapes than the cache holds (128): every result stays right.
 TEST(RuntimeDnnl, ConcurrentCallsAndEviction) {
   {
