@@ -1,4 +1,4 @@
-// dscc_conv_f32 and dscc_pool_f32: checked sizes, oneDNN primitives made for the sizes at run time and cached by shape, channel slices run on the context's threads.
+// dscc_conv_f32 and dscc_pool_f32: checked sizes, oneDNN primitives made for the sizes at run time and cached by shape, dense image or channel slices run on the context's threads.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -111,11 +111,25 @@ PrimCache& cache() {
   return c;
 }
 
-/// Splits `units` channel units into at most `threads` slices of `per` units (the last may be shorter).
-void slices(int64_t units, int threads, int64_t& per, int64_t& count) {
-  count = std::max<int64_t>(1, std::min<int64_t>(units, threads));
-  per = (units + count - 1) / count;
-  count = (units + per - 1) / per;
+/// How a call is split over the context's threads: slices of whole images when the batch has several, else
+/// (one image) slices of channel units. Either way every slice is a dense NCHW tensor, the layout oneDNN's
+/// fast (gemm-based) kernels take; a strided channel slice of several images would get its reference kernel.
+struct Split {
+  bool batch = true;    ///< slices of images (else of channel units of the one image)
+  int64_t per = 1;      ///< images or units per slice (the last may have fewer)
+  int64_t count = 1;    ///< slices
+  int64_t total = 1;    ///< images or units in all
+  int64_t size(int64_t t) const { return std::min(per, total - t * per); }
+};
+
+Split split(int64_t N, int64_t units, int threads) {
+  Split s;
+  s.batch = N > 1;
+  s.total = s.batch ? N : units;
+  s.count = std::max<int64_t>(1, std::min<int64_t>(s.total, threads));
+  s.per = (s.total + s.count - 1) / s.count;
+  s.count = (s.total + s.per - 1) / s.per;
+  return s;
 }
 
 void execute(const Prim& p, std::unordered_map<int, dnnl::memory> args) {
@@ -177,10 +191,9 @@ extern "C" dscc_status dscc_conv_f32(dscc_context* ctx, int32_t n_spatial, const
     using namespace dscc::runtime;
     using dnnl::memory;
     const int64_t G = group, Cg = C / G, Mg = M / G;
-    // Channel units a thread takes: whole groups, or output channels of an ungrouped conv.
+    // Channel units of one image's slices: whole groups, or output channels of an ungrouped conv.
     const int64_t units = G > 1 ? G : M;
-    int64_t per = 0, count = 0;
-    slices(units, ctx->pool.numThreads(), per, count);
+    const Split sp = split(N, units, ctx->pool.numThreads());
     memory::dims st, dil, pl, pr, ks, inSp, outSp;
     for (const Axis& a : ax) {
       inSp.push_back(a.in), outSp.push_back(a.out), ks.push_back(a.k), st.push_back(a.s);
@@ -192,19 +205,19 @@ extern "C" dscc_status dscc_conv_f32(dscc_context* ctx, int32_t n_spatial, const
     const memory::dims xStr = denseStrides(xFull), yStr = denseStrides(yFull);
     int64_t kvol = 1;
     for (int64_t k : ks) kvol *= k;
-    // One slice's primitive: `u` units (groups or output channels).
-    auto primFor = [&](int64_t u) {
-      Dims key = {int64_t(n_spatial), N, C, M, G, u, bias != nullptr};
+    // One slice's primitive: `nb` images of `u` units (groups or output channels), dense.
+    auto primFor = [&](int64_t nb, int64_t u) {
+      Dims key = {int64_t(n_spatial), nb, C, M, G, u, bias != nullptr};
       for (const Axis& a : ax) key.insert(key.end(), {a.in, a.out, a.k, a.s, a.d, a.pb, a.peUsed});
       return cache().get(key, [&] {
-        const int64_t cin = G > 1 ? u * Cg : C, cout = G > 1 ? u * Mg : u;
-        memory::dims xd = {N, cin}, yd = {N, cout}, wd;
+        const int64_t cin = G > 1 ? u * Cg : C, cout = G > 1 ? u * Mg : u, g = G > 1 ? u : 1;
+        memory::dims xd = {nb, cin}, yd = {nb, cout}, wd;
         xd.insert(xd.end(), inSp.begin(), inSp.end());
         yd.insert(yd.end(), outSp.begin(), outSp.end());
-        if (G > 1) wd = {u, Mg, Cg};
+        if (G > 1) wd = {g, Mg, Cg};
         else wd = {u, C};
         wd.insert(wd.end(), ks.begin(), ks.end());
-        memory::desc xm(xd, memory::data_type::f32, xStr), ym(yd, memory::data_type::f32, yStr);
+        memory::desc xm(xd, memory::data_type::f32, denseStrides(xd)), ym(yd, memory::data_type::f32, denseStrides(yd));
         memory::desc wm(wd, memory::data_type::f32, denseStrides(wd));
         memory::desc bm = bias ? memory::desc({cout}, memory::data_type::f32, memory::dims{1}) : memory::desc();
         dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, xm,
@@ -216,18 +229,21 @@ extern "C" dscc_status dscc_conv_f32(dscc_context* ctx, int32_t n_spatial, const
                                            pd.weights_desc(), pd.bias_desc(), pd.dst_desc()});
       });
     };
-    std::shared_ptr<Prim> full = primFor(per), last = primFor(units - (count - 1) * per);
-    ctx->pool.parallelFor(0, count, 1, [&](int64_t b, int64_t e) {
+    auto sliceShape = [&](int64_t t) { return sp.batch ? std::make_pair(sp.size(t), units) : std::make_pair(int64_t(1), sp.size(t)); };
+    std::shared_ptr<Prim> full = primFor(sliceShape(0).first, sliceShape(0).second);
+    std::shared_ptr<Prim> last = primFor(sliceShape(sp.count - 1).first, sliceShape(sp.count - 1).second);
+    ctx->pool.parallelFor(0, sp.count, 1, [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
-        const int64_t u0 = t * per, u = std::min(per, units - u0);
-        const Prim& p = u == per ? *full : *last;
+        const Prim& p = t + 1 < sp.count ? *full : *last;
+        // Offsets of the slice: images n0.., or units u0.. of image 0.
+        const int64_t n0 = sp.batch ? t * sp.per : 0, u0 = sp.batch ? 0 : t * sp.per;
         const int64_t c0 = G > 1 ? u0 * Cg : 0, m0 = G > 1 ? u0 * Mg : u0;
         const int64_t wPer = w_dims[1] * kvol;  // weight elements per output channel
         std::unordered_map<int, memory> args;
-        args.emplace(DNNL_ARG_SRC, memory(p.src, cpu(), const_cast<float*>(x) + c0 * xStr[1]));
+        args.emplace(DNNL_ARG_SRC, memory(p.src, cpu(), const_cast<float*>(x) + n0 * xStr[0] + c0 * xStr[1]));
         args.emplace(DNNL_ARG_WEIGHTS, memory(p.weights, cpu(), const_cast<float*>(w) + m0 * wPer));
         if (bias) args.emplace(DNNL_ARG_BIAS, memory(p.bias, cpu(), const_cast<float*>(bias) + m0));
-        args.emplace(DNNL_ARG_DST, memory(p.dst, cpu(), y + m0 * yStr[1]));
+        args.emplace(DNNL_ARG_DST, memory(p.dst, cpu(), y + n0 * yStr[0] + m0 * yStr[1]));
         execute(p, std::move(args));
       }
     });
@@ -277,8 +293,7 @@ extern "C" dscc_status dscc_pool_f32(dscc_context* ctx, int32_t n_spatial, int32
   return dscc::runtime::guarded(ctx, fn, [&]() -> dscc_status {
     using namespace dscc::runtime;
     using dnnl::memory;
-    int64_t per = 0, count = 0;
-    slices(C, ctx->pool.numThreads(), per, count);
+    const Split sp = split(N, C, ctx->pool.numThreads());
     memory::dims st, dil, pl, pr, ks, inSp, outSp;
     for (const Axis& a : ax) {
       inSp.push_back(a.in), outSp.push_back(a.out), ks.push_back(a.k), st.push_back(a.s);
@@ -292,14 +307,15 @@ extern "C" dscc_status dscc_pool_f32(dscc_context* ctx, int32_t n_spatial, int32
     // Averages are oneDNN's include-padding ones (the sum over the whole kernel) rescaled below: its
     // exclude-padding form refuses sizes where a window lies (nearly) all in the padding.
     const dnnl::algorithm alg = avg ? dnnl::algorithm::pooling_avg_include_padding : dnnl::algorithm::pooling_max;
-    auto primFor = [&](int64_t u) {
-      Dims key = {int64_t(n_spatial), kind, N, C, u};
+    // One slice's primitive: `nb` images of `u` channels, dense.
+    auto primFor = [&](int64_t nb, int64_t u) {
+      Dims key = {int64_t(n_spatial), kind, nb, u};
       for (const Axis& a : ax) key.insert(key.end(), {a.in, a.out, a.k, a.s, a.d, a.pb, a.peUsed});
       return cache().get(key, [&] {
-        memory::dims xd = {N, u}, yd = {N, u};
+        memory::dims xd = {nb, u}, yd = {nb, u};
         xd.insert(xd.end(), inSp.begin(), inSp.end());
         yd.insert(yd.end(), outSp.begin(), outSp.end());
-        memory::desc xm(xd, memory::data_type::f32, xStr), ym(yd, memory::data_type::f32, yStr);
+        memory::desc xm(xd, memory::data_type::f32, denseStrides(xd)), ym(yd, memory::data_type::f32, denseStrides(yd));
         dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, xm, ym, st, ks, dil, pl, pr);
         dnnl::primitive_attr attr;
         attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -308,14 +324,16 @@ extern "C" dscc_status dscc_pool_f32(dscc_context* ctx, int32_t n_spatial, int32
             Prim{dnnl::pooling_v2_forward(pd), pd.scratchpad_desc(), pd.src_desc(), {}, {}, pd.dst_desc()});
       });
     };
-    std::shared_ptr<Prim> full = primFor(per), last = primFor(C - (count - 1) * per);
-    ctx->pool.parallelFor(0, count, 1, [&](int64_t b, int64_t e) {
+    auto sliceShape = [&](int64_t t) { return sp.batch ? std::make_pair(sp.size(t), C) : std::make_pair(int64_t(1), sp.size(t)); };
+    std::shared_ptr<Prim> full = primFor(sliceShape(0).first, sliceShape(0).second);
+    std::shared_ptr<Prim> last = primFor(sliceShape(sp.count - 1).first, sliceShape(sp.count - 1).second);
+    ctx->pool.parallelFor(0, sp.count, 1, [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
-        const int64_t c0 = t * per, u = std::min(per, C - c0);
-        const Prim& p = u == per ? *full : *last;
+        const Prim& p = t + 1 < sp.count ? *full : *last;
+        const int64_t n0 = sp.batch ? t * sp.per : 0, c0 = sp.batch ? 0 : t * sp.per;
         std::unordered_map<int, memory> args;
-        args.emplace(DNNL_ARG_SRC, memory(p.src, cpu(), const_cast<float*>(x) + c0 * xStr[1]));
-        args.emplace(DNNL_ARG_DST, memory(p.dst, cpu(), y + c0 * yStr[1]));
+        args.emplace(DNNL_ARG_SRC, memory(p.src, cpu(), const_cast<float*>(x) + n0 * xStr[0] + c0 * xStr[1]));
+        args.emplace(DNNL_ARG_DST, memory(p.dst, cpu(), y + n0 * yStr[0] + c0 * yStr[1]));
         execute(p, std::move(args));
       }
     });
