@@ -230,8 +230,9 @@ dscc_status dscc_copy_strided(dscc_context* ctx, void* dst, const void* src, siz
 /// [M, C/group, k...], y_dims = [N, M, out...]; bias (M values) may be NULL. Each out must follow the size rule of
 /// docs/ir.md: floor((in + pad_begin + pad_end - span) / stride) + 1 with span = dilation*(k-1)+1, or the ceil-mode
 /// size; a window larger than the padded input is DSCC_INVALID_ARGUMENT. oneDNN primitives are made for the sizes
-/// on first use and cached by shape (at most 128, least recently used dropped); channel slices run on the
-/// context's threads. Without oneDNN in the runtime: DSCC_UNAVAILABLE.
+/// on first use and cached by shape (at most 128, least recently used dropped); slices of whole images (or,
+/// for one image, of output channels or groups) run on the context's threads, one oneDNN thread each. Without
+/// oneDNN in the runtime: DSCC_UNAVAILABLE.
 dscc_status dscc_conv_f32(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims, const float* x,
                           const int64_t* w_dims, const float* w, const float* bias, const int64_t* y_dims, float* y,
                           int64_t group, const int64_t* strides, const int64_t* dilations, const int64_t* pads_begin,
