@@ -6,7 +6,8 @@
 
 namespace dscc::codegen {
 
-std::string HostEmitter::emitWindowKernel(const Operation& op, const WindowPlan& w) {
+std::string HostEmitter::emitWindowKernel(const Operation& op, const KernelPlan& k) {
+  const WindowPlan& w = *k.window;
   auto* p = ptrTy();
   auto arr = [&](const std::vector<DimExpr>& ds, const std::string& n) {
     std::vector<llvm::Value*> vs;
@@ -26,17 +27,21 @@ std::string HostEmitter::emitWindowKernel(const Operation& op, const WindowPlan&
   llvm::Value* pb = arr(w.padsBegin, "win.pads_begin");
   llvm::Value* pe = arr(w.padsEnd, "win.pads_end");
   if (w.op->kind == OpKind::Conv) {
-    llvm::FunctionCallee conv = declare("dscc_conv_f32", i32(), {p, i32(), p, p, p, p, p, p, p, i64(), p, p, p, p});
+    // The *_info entry points record the call when profiling is on (kernelInfo; no size names of its own:
+    // the runtime names the output's dims d0..).
+    llvm::FunctionCallee conv =
+        declare("dscc_conv_f32_info", i32(), {p, i32(), p, p, p, p, p, p, p, i64(), p, p, p, p, p});
     llvm::Value* bias = w.bias ? address(op.operands.at(*w.bias)) : llvm::ConstantPointerNull::get(b_.getPtrTy());
     checked(conv, {ctxArg_, b_.getInt32(n), arr(w.xDims, "conv.x_dims"), x, arr(w.wDims, "conv.w_dims"),
                    address(op.operands.at(w.w)), bias, arr(w.yDims, "conv.y_dims"), y, b_.getInt64(w.attrs.group),
-                   strides, dilations, pb, pe});
+                   strides, dilations, pb, pe, kernelInfo(k, k.symbol + ".conv", "conv", false)});
     return "";
   }
-  llvm::FunctionCallee pool = declare("dscc_pool_f32", i32(), {p, i32(), i32(), i32(), p, p, p, p, p, p, p, p, p});
+  llvm::FunctionCallee pool =
+      declare("dscc_pool_f32_info", i32(), {p, i32(), i32(), i32(), p, p, p, p, p, p, p, p, p, p});
   checked(pool, {ctxArg_, b_.getInt32(n), b_.getInt32(w.attrs.isMax ? 0 : 1), b_.getInt32(w.attrs.countIncludePad),
                  arr(w.xDims, "pool.x_dims"), x, arr(w.yDims, "pool.y_dims"), y, ints(w.attrs.kernel, "pool.kernel"),
-                 strides, dilations, pb, pe});
+                 strides, dilations, pb, pe, kernelInfo(k, k.symbol + ".pool", "pool", false)});
   return "";
 }
 

@@ -251,7 +251,8 @@ dscc_status dscc_pool_f32(dscc_context* ctx, int32_t n_spatial, int32_t kind, in
 typedef enum dscc_profile_call {
   DSCC_PROFILE_KERNEL = 0, ///< a kernel launch: one parallel loop over the kernel's units
   DSCC_PROFILE_GEMM = 1,   ///< a BLAS matrix multiply (dscc_sgemm_nd); sizes are M, N, K, batch
-  DSCC_PROFILE_COPY = 2    ///< a strided copy of a matmul operand to a dense layout; sizes are its dims
+  DSCC_PROFILE_COPY = 2,   ///< a strided copy of a matmul operand to a dense layout; sizes are its dims
+  DSCC_PROFILE_WINDOW = 3  ///< a conv or pool (dscc_conv_f32, dscc_pool_f32); sizes are the output's dims
 } dscc_profile_call;
 
 /// One kernel launch or library call recorded while profiling was on. The
