@@ -99,6 +99,8 @@ class HostEmitter {
   void launch(const KernelPlan& k, size_t kIndex, const std::vector<llvm::Value*>& ins,
               const std::vector<llvm::Value*>& outs);
   std::string emitKernel(const Operation& op);
+  /// A conv or pool kernel: one dscc_conv_f32 / dscc_pool_f32 call (cpu/HostWindow.cpp).
+  std::string emitWindowKernel(const Operation& op, const KernelPlan& k);
   // The dscc_kernel_info constant of one launch of `k` (runtime/dscc_generated.h):
   // `function` (its version `version`) or a library call ("sgemm", "copy").
   // `countBytes` false: the launch reports no traffic (a RowSplit combine; the first launch counts the kernel's).

@@ -259,6 +259,7 @@ std::string HostEmitter::emitKernel(const Operation& op) {
   size_t kIndex = k - plan_.kernels.data();
   std::vector<llvm::Value*> outs;
   for (const auto& r : op.results) outs.push_back(address(r.get()));
+  if (k->window) return emitWindowKernel(op, *k);
   if (!k->gemm) {
     std::vector<llvm::Value*> ins;
     for (const Value* v : op.operands) ins.push_back(address(v));

@@ -415,6 +415,10 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
       why = describeInputKernel(*op, k.iface);
     } else if (k.kind == KernelKind::Generic) {
       why = describeGenericKernel(*op, k.iface, /*tiles=*/!opts.gpu);
+    } else if (isWindowKernel(*op)) {
+      k.window = std::make_shared<WindowPlan>();
+      why = planWindowKernel(*op, opts.gpu, *k.window);
+      k.hasKernel = false;
     } else {
       k.gemm = std::make_shared<GemmPlan>();
       why = planLibraryKernel(*op, &solver, *k.gemm);

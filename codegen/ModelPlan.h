@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/Kernel.h"
+#include "codegen/WindowPlan.h"
 #include "ir/IR.h"
 #include "ir/KernelKind.h"
 
@@ -77,6 +78,8 @@ struct KernelPlan {
   std::vector<KernelVariant> versions;
   /// For library kernels: the BLAS call and the epilogue.
   std::shared_ptr<GemmPlan> gemm;
+  /// For library kernels of a conv or pool: the runtime call (then gemm is null and hasKernel false).
+  std::shared_ptr<WindowPlan> window;
   /// `dscc compile --tuning`: a configuration per size range; null when untuned.
   std::shared_ptr<const KernelTuningPlan> tuning;
   /// Elements per parallel task of an untuned CPU launch (kernelChunkElements).

@@ -92,6 +92,12 @@ bool runSoftmax(OpCtx& c, std::vector<Tensor>& out);
 bool runLayerNorm(OpCtx& c, std::vector<Tensor>& out);
 bool runMatmul(OpCtx& c, std::vector<Tensor>& out);
 
+/// Sliding windows, conv and pool (InterpConv.cpp): direct loops, computed in f64.
+bool runConv(OpCtx& c, std::vector<Tensor>& out);
+bool runPool(OpCtx& c, std::vector<Tensor>& out);
+/// For a conv or pool: false (reported) when a window is larger than the padded input; true for other ops.
+bool windowFitsAtRunTime(OpCtx& c);
+
 /// Data movement and values (InterpData.cpp).
 bool runReshape(OpCtx& c, std::vector<Tensor>& out);
 bool runTranspose(OpCtx& c, std::vector<Tensor>& out);

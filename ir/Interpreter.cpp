@@ -301,6 +301,8 @@ bool dispatch(OpCtx& c, std::vector<Tensor>& out) {
     case OpCategory::Softmax: return runSoftmax(c, out);
     case OpCategory::LayerNorm: return runLayerNorm(c, out);
     case OpCategory::Matmul: return runMatmul(c, out);
+    case OpCategory::Conv: return runConv(c, out);
+    case OpCategory::Pool: return runPool(c, out);
     case OpCategory::Reshape: return runReshape(c, out);
     case OpCategory::Transpose: return runTranspose(c, out);
     case OpCategory::BroadcastTo: return runBroadcastTo(c, out);
@@ -333,6 +335,8 @@ bool runOps(const Function& f, const std::vector<std::unique_ptr<Operation>>& op
       if (!runOps(f, op.body, vals, env, factChecked, diags, liveBytes)) return false;
       for (const Value* y : op.yields) res.push_back(vals.at(y));
     } else {
+      // A window larger than its padded input has no size: say so before the result type is evaluated.
+      if (!windowFitsAtRunTime(ctx)) return false;
       // Sizes first: a result whose declared shape is already known and too
       // large for the memory left is an error before the kernel allocates it.
       for (size_t r = 0; r < op.results.size(); ++r) {

@@ -271,6 +271,8 @@ bool OpChecker::run() {
     case OpCategory::Softmax: return inferSoftmax() && ok_;
     case OpCategory::LayerNorm: return inferLayerNorm() && ok_;
     case OpCategory::Matmul: return inferMatmul() && ok_;
+    case OpCategory::Conv: return inferConv() && ok_;
+    case OpCategory::Pool: return inferPool() && ok_;
     case OpCategory::Reshape: return inferReshape() && ok_;
     case OpCategory::Transpose: return inferTranspose() && ok_;
     case OpCategory::BroadcastTo: return inferBroadcastTo() && ok_;

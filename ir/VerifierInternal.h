@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/Verifier.h"
+#include "ir/Window.h"
 
 namespace dscc::verifier_detail {
 
@@ -55,6 +56,13 @@ class OpChecker {
   bool inferSoftmax();
   bool inferLayerNorm();
   bool inferMatmul();
+  // Sliding windows (VerifyWindow.cpp).
+  bool inferConv();
+  bool inferPool();
+  /// Reads conv/pool attributes for `spatial` dims, reporting a located error.
+  bool windowAttrs(size_t spatial, WindowAttrs& a);
+  /// The window along spatial dim `i` fits in the padded input: proved, a compile error, or a run-time check.
+  bool windowFits(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k);
   bool inferReshape();
   bool inferTranspose();
   bool inferBroadcastTo();

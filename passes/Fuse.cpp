@@ -142,6 +142,7 @@ struct Planner {
     int g = nextGroup++;
     group[mm] = g;
     libraryGroups.insert(g);
+    if (mm->kind != OpKind::Matmul) return;  // conv and pool read their operands as they are
     // Operand layout: transposes and reshapes used only by this matmul.
     for (const Value* v : mm->operands) {
       Operation* d = v->def;

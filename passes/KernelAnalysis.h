@@ -47,7 +47,8 @@ struct KindQueries {
 std::string gemmRefusal(const Operation& matmul, KernelTarget target);
 
 /// The kind of the kernel holding `ops` (in program order): Library with a
-/// matmul the target has a GEMM for (gemmRefusal), else Generic; Generic when an op's index map is not the kernel's index
+/// matmul the target has a GEMM for (gemmRefusal, else Generic), or with a
+/// conv or pool (oneDNN calls; the GPU targets refuse them for now); Generic when an op's index map is not the kernel's index
 /// (readsAtKernelIndex: data movement, argmax), which only the element
 /// generator lowers, or when the kernel's reductions or results are not in
 /// the form the input, stitch or loop lowering takes (`why` says which op);

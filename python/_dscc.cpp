@@ -87,7 +87,10 @@ class Context {
       d["kind"] = r.kind;
       d["version"] = r.version;
       d["function"] = r.function;
-      d["call"] = r.call == DSCC_PROFILE_GEMM ? "gemm" : r.call == DSCC_PROFILE_COPY ? "copy" : "kernel";
+      d["call"] = r.call == DSCC_PROFILE_GEMM     ? "gemm"
+                  : r.call == DSCC_PROFILE_COPY   ? "copy"
+                  : r.call == DSCC_PROFILE_WINDOW ? "window"
+                                                  : "kernel";
       d["sizes"] = sizes;
       d["bytes_expr"] = r.bytes_expr;
       d["units"] = r.units;

@@ -154,6 +154,64 @@ extern "C" dscc_status dscc_copy_strided_info(dscc_context* ctx, void* dst, cons
   return st;
 }
 
+namespace {
+
+// A conv or pool call's record: the output dims as sizes (d0..), flops and bytes from the dims.
+void recordWindow(dscc_context* ctx, const dscc_kernel_info* info, int64_t start, int32_t n, const int64_t* x_dims,
+                  const int64_t* y_dims, double perOutput, double weightElems) {
+  dscc::runtime::ProfileEvent e;
+  e.info = info;
+  e.call = DSCC_PROFILE_WINDOW;
+  double xs = 1, ys = 1;
+  if (x_dims && y_dims && n >= 1 && n <= 3) {
+    e.sizes.assign(y_dims, y_dims + n + 2);
+    for (int32_t i = 0; i < n + 2; ++i) xs *= double(std::max<int64_t>(x_dims[i], 0)), ys *= double(std::max<int64_t>(y_dims[i], 0));
+  }
+  e.flops = ys * perOutput;
+  e.bytes = 4 * (xs + ys + weightElems);
+  record(ctx, std::move(e), start);
+}
+
+double product(const int64_t* d, int32_t from, int32_t to) {
+  double p = 1;
+  for (int32_t i = from; d && i < to; ++i) p *= double(std::max<int64_t>(d[i], 0));
+  return p;
+}
+
+}  // namespace
+
+extern "C" dscc_status dscc_conv_f32_info(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims, const float* x,
+                                          const int64_t* w_dims, const float* w, const float* bias,
+                                          const int64_t* y_dims, float* y, int64_t group, const int64_t* strides,
+                                          const int64_t* dilations, const int64_t* pads_begin, const int64_t* pads_end,
+                                          const dscc_kernel_info* info) {
+  if (!ctx || !ctx->profiling.load(std::memory_order_relaxed)) [[likely]]
+    return dscc_conv_f32(ctx, n_spatial, x_dims, x, w_dims, w, bias, y_dims, y, group, strides, dilations, pads_begin,
+                         pads_end);
+  int64_t start = dscc::runtime::nowNs();
+  dscc_status st = dscc_conv_f32(ctx, n_spatial, x_dims, x, w_dims, w, bias, y_dims, y, group, strides, dilations,
+                                 pads_begin, pads_end);
+  // Each output sums C/group * kernel products.
+  const int32_t r = n_spatial + 2;
+  recordWindow(ctx, info, start, n_spatial, x_dims, y_dims, 2 * product(w_dims, 1, r), product(w_dims, 0, r));
+  return st;
+}
+
+extern "C" dscc_status dscc_pool_f32_info(dscc_context* ctx, int32_t n_spatial, int32_t kind, int32_t count_include_pad,
+                                          const int64_t* x_dims, const float* x, const int64_t* y_dims, float* y,
+                                          const int64_t* kernel, const int64_t* strides, const int64_t* dilations,
+                                          const int64_t* pads_begin, const int64_t* pads_end,
+                                          const dscc_kernel_info* info) {
+  if (!ctx || !ctx->profiling.load(std::memory_order_relaxed)) [[likely]]
+    return dscc_pool_f32(ctx, n_spatial, kind, count_include_pad, x_dims, x, y_dims, y, kernel, strides, dilations,
+                         pads_begin, pads_end);
+  int64_t start = dscc::runtime::nowNs();
+  dscc_status st = dscc_pool_f32(ctx, n_spatial, kind, count_include_pad, x_dims, x, y_dims, y, kernel, strides,
+                                 dilations, pads_begin, pads_end);
+  recordWindow(ctx, info, start, n_spatial, x_dims, y_dims, product(kernel, 0, n_spatial), 0);
+  return st;
+}
+
 extern "C" int64_t dscc_stream_min_bytes(void) {
   static const int64_t bytes = [] {
     // sysfs first: glibc's sysconf said 320 MiB for the 32 MiB L3 of a Zen 4

@@ -43,7 +43,7 @@ bool Profile::get(int64_t i, dscc_profile_record& out) const {
   out.n_sizes = static_cast<int32_t>(e.sizes.size());
   out.sizes = e.sizes.data();
   if (e.call == DSCC_PROFILE_GEMM) out.size_names = kGemmSizeNames;
-  else if (e.call == DSCC_PROFILE_COPY) out.size_names = kCopySizeNames;
+  else if (e.call == DSCC_PROFILE_COPY || e.call == DSCC_PROFILE_WINDOW) out.size_names = kCopySizeNames;
   else out.size_names = k && k->n_sizes == out.n_sizes ? k->size_names : nullptr;
   if (!out.size_names) out.n_sizes = 0;  // sizes nobody can name are left out rather than mislabelled
   out.bytes_expr = e.call == DSCC_PROFILE_KERNEL && k && k->bytes_expr ? k->bytes_expr : "";

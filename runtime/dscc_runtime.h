@@ -224,11 +224,35 @@ dscc_status dscc_sgemm_const_b(dscc_context* ctx, int transA, int transB, int64_
 dscc_status dscc_copy_strided(dscc_context* ctx, void* dst, const void* src, size_t elem_size, int32_t rank,
                               const int64_t* dims, const int64_t* strides);
 
+/// N-d convolution (1 to 3 spatial dims), dense row-major NCHW: y[n, m, o...] = bias[m] +
+/// sum over c < C/group and window points k... of x[n, g*C/group + c, o*stride - pad_begin + k*dilation...] *
+/// w[m, c, k...], g = m / (M/group); points in the padding read 0. x_dims = [N, C, in...], w_dims =
+/// [M, C/group, k...], y_dims = [N, M, out...]; bias (M values) may be NULL. Each out must follow the size rule of
+/// docs/ir.md: floor((in + pad_begin + pad_end - span) / stride) + 1 with span = dilation*(k-1)+1, or the ceil-mode
+/// size; a window larger than the padded input is DSCC_INVALID_ARGUMENT. oneDNN primitives are made for the sizes
+/// on first use and cached by shape (at most 128, least recently used dropped); slices of whole images (or,
+/// for one image, of output channels or groups) run on the context's threads, one oneDNN thread each. Without
+/// oneDNN in the runtime: DSCC_UNAVAILABLE.
+dscc_status dscc_conv_f32(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims, const float* x,
+                          const int64_t* w_dims, const float* w, const float* bias, const int64_t* y_dims, float* y,
+                          int64_t group, const int64_t* strides, const int64_t* dilations, const int64_t* pads_begin,
+                          const int64_t* pads_end);
+
+/// N-d max (kind 0) or average (kind 1) pooling, dense row-major NCHW, over windows of `kernel` (same size rule
+/// and arguments as dscc_conv_f32, output y_dims = [N, C, out...]). Max ignores padding; average divides by the
+/// window points inside the input, or with count_include_pad by those inside the padded extent (a ceil-mode
+/// window reaching past pad_end counts only up to it). Same caching, threads and DSCC_UNAVAILABLE rule.
+dscc_status dscc_pool_f32(dscc_context* ctx, int32_t n_spatial, int32_t kind, int32_t count_include_pad,
+                          const int64_t* x_dims, const float* x, const int64_t* y_dims, float* y, const int64_t* kernel,
+                          const int64_t* strides, const int64_t* dilations, const int64_t* pads_begin,
+                          const int64_t* pads_end);
+
 /// What a profile record measured (dscc_profile_record.call).
 typedef enum dscc_profile_call {
   DSCC_PROFILE_KERNEL = 0, ///< a kernel launch: one parallel loop over the kernel's units
   DSCC_PROFILE_GEMM = 1,   ///< a BLAS matrix multiply (dscc_sgemm_nd); sizes are M, N, K, batch
-  DSCC_PROFILE_COPY = 2    ///< a strided copy of a matmul operand to a dense layout; sizes are its dims
+  DSCC_PROFILE_COPY = 2,   ///< a strided copy of a matmul operand to a dense layout; sizes are its dims
+  DSCC_PROFILE_WINDOW = 3  ///< a conv or pool (dscc_conv_f32, dscc_pool_f32); sizes are the output's dims
 } dscc_profile_call;
 
 /// One kernel launch or library call recorded while profiling was on. The

@@ -41,6 +41,20 @@ KernelExplain explainOne(const codegen::KernelPlan& k, size_t index, const DimBi
   e.hasKernel = k.hasKernel;
   std::ostringstream out;
   out << "\n[" << index << "] %" << e.result << "  " << kernelKindName(k.kind) << "  " << e.type << "  (" << e.ops << ")\n";
+  if (k.window) {
+    // A conv or pool: one oneDNN-backed runtime call, no generated kernel.
+    const codegen::WindowPlan& w = *k.window;
+    auto dims = [&](const std::vector<DimExpr>& ds) {
+      std::string s;
+      for (const DimExpr& d : ds) s += (s.empty() ? "" : "x") + value(d, env);
+      return s;
+    };
+    e.blas = std::string(w.op->kind == OpKind::Conv ? "dscc_conv_f32" : "dscc_pool_f32") + ": input " +
+             dims(w.xDims) + (w.wDims.empty() ? "" : " weight " + dims(w.wDims)) + " output " + dims(w.yDims);
+    out << "    oneDNN " << e.blas << "\n";
+    e.text = out.str();
+    return e;
+  }
   if (k.gemm) {
     const codegen::GemmPlan& g = *k.gemm;
     std::string batch;

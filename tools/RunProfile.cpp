@@ -15,7 +15,9 @@
 namespace dscc::tools {
 namespace {
 
-const char* callName(int32_t c) { return c == DSCC_PROFILE_GEMM ? "gemm" : c == DSCC_PROFILE_COPY ? "copy" : "kernel"; }
+const char* callName(int32_t c) {
+  return c == DSCC_PROFILE_GEMM ? "gemm" : c == DSCC_PROFILE_COPY ? "copy" : c == DSCC_PROFILE_WINDOW ? "window" : "kernel";
+}
 
 // Bytes a kernel launch moved: its bytes_expr at its sizes; 0 when unknown.
 double launchBytes(const dscc_profile_record& r) {

@@ -17,6 +17,10 @@ bounds and steps (constant and symbolic dims), concat, gather with negative
 indices, iota, broadcast_to, casts, softmax / log_softmax / layer_norm on any
 axis, and matmul with batch broadcasting (also f64 and i32 matmuls, generic
 kernels on the cpu), constant splats of symbolic shape; chains of these.
+With --windows (cpu), also conv and pool over [batch, channels, spatial...]
+values (1-D and 2-D; groups, strides, dilations, pads, SAME auto_pad where a
+spatial size may be 0, ceil mode and count_include_pad on static sizes); the
+other batches keep their programs.
 
 Planner: `dscc-opt --default-pipeline --fusion-remarks` (next to dscc) must
 plan it without demoting a kernel that lacks its kind's form to generic (the
@@ -92,8 +96,9 @@ def mul_dims(a, b):
 class Gen:
     """One random program."""
 
-    def __init__(self, seed):
+    def __init__(self, seed, windows=False):
         self.r = random.Random(seed)
+        self.windows = windows  # also conv and pool (--windows; other batches keep their programs)
         self.args = []      # (name, dtype, dims, kind) kind: data | index(D-expr)
         self.lines = []
         self.pool = []      # (name, dims) f32 values
@@ -180,6 +185,8 @@ class Gen:
                    "gather", "iota", "select", "softmax", "layer_norm", "matmul", "argmax", "broadcast",
                    "cast", "exp", "positive", "divide", "integer", "logic", "gelu", "splat", "combine", "normalize",
                    "normalize"]
+        if self.windows:
+            choices += ["window"] * 9
         kind = self.r.choice(choices)
         if (x in self.centred or x in self.flat) and kind in ("integer", "logic", "argmax", "select"):
             # A value minus its own mean is rounding noise where its rows are
@@ -193,6 +200,66 @@ class Gen:
             # elements and with the compiled code at 64).
             kind = "unary"
         getattr(self, "op_" + kind)(x, dims)
+
+    def op_window(self, x, dims):
+        """conv or pool of x read as [N, C, spatial...] (1-D or 2-D). Symbolic spatial dims keep their size
+        (stride 1, pads that add up to the span less one, or SAME when the dim may be 0); static ones take any
+        stride, dilation, pads and (pool) ceil mode, the result size computed here by the rule of docs/ir.md."""
+        simple = all(d.isdigit() or d in self.syms for d in dims)
+        if len(dims) not in (3, 4) or not simple or dims[1] == "N":
+            return self.op_unary(x, dims)
+        sp = dims[2:]
+        n = len(sp)
+        maybe_zero = any(d in self.syms and self.syms[d][0] == 0 for d in sp)
+        is_conv = self.r.random() < 0.6
+        kind = self.r.choice(["max", "avg"])
+        ks, st, dil, pb, pe, out = [], [], [], [], [], []
+        ceil = not is_conv and all(d.isdigit() for d in sp) and self.r.random() < 0.4
+        for d in sp:
+            if maybe_zero:
+                k = self.r.choice([1, 2, 3])
+                ks.append(k), st.append(1), dil.append(1), pb.append(0), pe.append(0), out.append(d)
+                continue
+            if d.isdigit():
+                D = int(d)
+                while True:
+                    k, s, dl = self.r.choice([1, 2, 3]), self.r.choice([1, 1, 2]), self.r.choice([1, 1, 2])
+                    b, e = self.r.randint(0, k - 1), self.r.randint(0, k - 1)
+                    span = dl * (k - 1) + 1
+                    if span <= D + b + e:
+                        break
+                room = D + b + e - span
+                o = (min(-(-room // s), (D + b - 1) // s) if ceil else room // s) + 1
+                ks.append(k), st.append(s), dil.append(dl), pb.append(b), pe.append(e), out.append(str(o))
+                continue
+            k, dl, b, e = self.r.choice([(3, 1, 1, 1), (3, 1, 0, 2), (1, 1, 0, 0), (2, 1, 1, 0), (2, 1, 0, 1),
+                                         (2, 2, 1, 1), (3, 2, 2, 2)])
+            ks.append(k), st.append(1), dil.append(dl), pb.append(b), pe.append(e), out.append(d)
+        attrs = []
+        if any(s != 1 for s in st):
+            attrs.append("strides = [%s]" % ", ".join(map(str, st)))
+        if any(x != 1 for x in dil):
+            attrs.append("dilations = [%s]" % ", ".join(map(str, dil)))
+        if maybe_zero:
+            attrs.append('auto_pad = "%s"' % self.r.choice(["same_upper", "same_lower"]))
+        elif any(pb + pe):
+            attrs.append("pads = [%s]" % ", ".join(map(str, pb + pe)))
+        C = dims[1]
+        if not is_conv:
+            head = ['kind = "%s"' % kind, "kernel_shape = [%s]" % ", ".join(map(str, ks))]
+            if ceil:
+                attrs.append("ceil_mode = true")
+            if kind == "avg" and self.r.random() < 0.5:
+                attrs.append("count_include_pad = true")
+            self.emit("pool %%%s {%s}" % (x, ", ".join(head + attrs)), dims[:2] + out)
+            return
+        m = self.r.choice(["2", "3", C])
+        group = int(C) if C.isdigit() and m == C and int(C) > 1 and self.r.random() < 0.5 else 1
+        if group > 1:
+            attrs.append("group = %d" % group)
+        w = self.arg([m, "1" if group > 1 else C] + [str(k) for k in ks])
+        b = ", %%%s" % self.arg([m]) if self.r.random() < 0.5 else ""
+        self.emit("conv %%%s, %%%s%s%s" % (x, w, b, " {%s}" % ", ".join(attrs) if attrs else ""), [dims[0], m] + out)
 
     def op_splat(self, x, dims):
         # A constant of the value's (symbolic) shape.
@@ -592,6 +659,12 @@ class Gen:
         rank = self.r.randint(1, 3)
         first = [self.dim() for _ in range(rank)]
         first[self.r.randrange(rank)] = self.r.choice(["N", "M"])
+        if self.windows and self.r.random() < 0.6:
+            # Images: [batch, channels, spatial...] with symbolic or static spatial sizes.
+            first = [self.r.choice(["1", "2", "M"]), self.r.choice(["2", "3", "4", "M"])] + \
+                    [self.r.choice(["N", "M", "5", "7", "8"]) for _ in range(self.r.randint(1, 2))]
+            if not any(d in self.syms for d in first):
+                first[0] = "M"  # a symbol, so the function has facts
         self.arg(first, pool=True)
         if self.r.random() < 0.5:
             self.arg([self.dim() for _ in range(self.r.randint(1, 3))], pool=True)
@@ -642,8 +715,8 @@ def size_sets(g, r, lines=False):
     return out
 
 
-def run_one(dscc, seed, k, target, keep, verbose, emulate=None, check_bounds=False):
-    g = Gen(seed * 1000003 + k)
+def run_one(dscc, seed, k, target, keep, verbose, emulate=None, check_bounds=False, windows=False):
+    g = Gen(seed * 1000003 + k, windows)
     text = g.program()
     tag = "seed %d program %d" % (seed, k)
     with tempfile.TemporaryDirectory() as tmp:
@@ -753,11 +826,14 @@ def main():
     ap.add_argument("--emulate", default="", help="cuda targets: dscc-unittests, to run the cooperative schedules "
                     "of every stitch and input kernel in its CPU emulation (GpuScheduleBatch.Program)")
     ap.add_argument("--print", action="store_true", help="print program K (--first) and exit")
+    ap.add_argument("--windows", action="store_true", help="also draw conv and pool (cpu only: oneDNN)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
     if a.print:
-        print(Gen(a.seed * 1000003 + a.first).program())
+        print(Gen(a.seed * 1000003 + a.first, a.windows).program())
         return 0
+    if a.windows and a.target != "cpu":
+        ap.error("--windows applies to the cpu target only (conv and pool are not lowered for the GPU yet)")
     if a.check_bounds and a.target != "cpu":
         ap.error("--check-bounds applies to the cpu target only")
     if a.target != "cpu" and not os.path.exists(LIBDEVICE):
@@ -768,7 +844,7 @@ def main():
     runs = 0
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
         for ok, tag, n in ex.map(lambda k: run_one(a.dscc, a.seed, k, a.target, a.keep, a.verbose, a.emulate or None,
-                                                   a.check_bounds), ks):
+                                                   a.check_bounds, a.windows), ks):
             bad += not ok
             runs += n
     what = ("%d emulated (version, size) runs of cooperative kernels" % runs if a.emulate and a.target != "cpu"

@@ -1,0 +1,60 @@
+// Library kernels of one conv or pool: the operands, sizes and resolved pads of their runtime call (WindowPlan.h).
+#include "codegen/WindowPlan.h"
+
+#include <algorithm>
+
+namespace dscc::codegen {
+
+bool isWindowKernel(const Operation& fusion) {
+  return std::any_of(fusion.body.begin(), fusion.body.end(), [](const auto& op) {
+    return op->kind == OpKind::Conv || op->kind == OpKind::Pool;
+  });
+}
+
+std::string planWindowKernel(const Operation& fusion, bool gpu, WindowPlan& out) {
+  out = WindowPlan();
+  const Operation* op = nullptr;
+  for (const auto& b : fusion.body)
+    if (b->kind == OpKind::Conv || b->kind == OpKind::Pool) op = b.get();
+  if (!op) return "codegen: the library kernel holds no conv or pool";
+  const std::string name(op->name());
+  if (gpu) return name + " on the GPU target is not supported yet";
+  if (fusion.body.size() != 1 || fusion.yields.size() != 1 || fusion.yields[0] != op->result())
+    return "codegen: a " + name + " kernel holds the " + name + " alone (no fused prologue or epilogue yet)";
+  const DType dt = op->operands[0]->type.dtype;
+  if (dt != DType::F32) return "codegen: " + name + " of " + std::string(dtypeName(dt)) + " is not supported yet (f32 only)";
+  const size_t rank = op->operands[0]->type.rank();
+  if (rank < 3 || rank > 5) return "codegen: " + name + " with " + std::to_string(rank - 2) + " spatial dims is not supported (1 to 3)";
+  auto operandIndex = [&](const Value* v) -> std::optional<size_t> {
+    auto it = std::find(fusion.operands.begin(), fusion.operands.end(), v);
+    if (it == fusion.operands.end()) return std::nullopt;
+    return static_cast<size_t>(it - fusion.operands.begin());
+  };
+  std::vector<size_t> idx;
+  for (const Value* v : op->operands) {
+    auto i = operandIndex(v);
+    if (!i) return "codegen: operand %" + v->name + " of " + name + " is not an operand of its kernel";
+    idx.push_back(*i);
+  }
+  Location where;
+  if (std::string e = readWindowAttrs(*op, rank - 2, out.attrs, where); !e.empty()) return e;
+  out.op = op;
+  out.x = idx[0];
+  out.xDims = op->operands[0]->type.dims;
+  out.yDims = op->result()->type.dims;
+  if (op->kind == OpKind::Conv) {
+    out.w = idx[1];
+    if (idx.size() > 2) out.bias = idx[2];
+    out.wDims = op->operands[1]->type.dims;
+    out.kernel.assign(out.wDims.begin() + 2, out.wDims.end());
+  } else {
+    for (int64_t k : out.attrs.kernel) out.kernel.push_back(DimExpr(k));
+  }
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    out.padsBegin.push_back(windowPadBegin(out.attrs, i, out.xDims[2 + i], out.kernel[i]));
+    out.padsEnd.push_back(windowPadEnd(out.attrs, i, out.xDims[2 + i], out.kernel[i]));
+  }
+  return "";
+}
+
+}  // namespace dscc::codegen

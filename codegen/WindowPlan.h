@@ -1,0 +1,36 @@
+// Plans a library kernel holding a `conv` or `pool` as one oneDNN-backed runtime call (dscc_conv_f32, dscc_pool_f32).
+//
+// The kernel is the window op alone (no prologue, no epilogue yet): its
+// operands are fusion operands, its result the fusion's only result. Sizes
+// and pads (auto_pad resolved by the size rule of ir/Window.h) are dim
+// expressions the host code evaluates at run time.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+#include "ir/Window.h"
+
+namespace dscc::codegen {
+
+/// One conv or pool call: where its operands come from and the sizes it is called with.
+struct WindowPlan {
+  const Operation* op = nullptr;             ///< the conv or pool inside the fusion's body
+  size_t x = 0, w = 0;                       ///< fusion operand indices of the input and (conv) weight
+  std::optional<size_t> bias;                ///< fusion operand index of the bias (conv), if any
+  std::vector<DimExpr> xDims, wDims, yDims;  ///< full dims of input, weight (conv) and result
+  std::vector<DimExpr> kernel;               ///< spatial kernel sizes
+  std::vector<DimExpr> padsBegin, padsEnd;   ///< resolved pads per spatial dim
+  WindowAttrs attrs;
+};
+
+/// True when `fusion`'s body holds a conv or pool (its planner kind is then library).
+bool isWindowKernel(const Operation& fusion);
+
+/// Plans `fusion` (a library kernel holding a conv or pool); "" or why not, e.g. "conv on the GPU target is not
+/// supported yet". On failure `out` is left in an unspecified state.
+std::string planWindowKernel(const Operation& fusion, bool gpu, WindowPlan& out);
+
+}  // namespace dscc::codegen

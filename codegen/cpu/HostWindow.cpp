@@ -1,0 +1,48 @@
+// The host side of conv and pool kernels: one call of dscc_conv_f32 or dscc_pool_f32 with the sizes evaluated at run time.
+#include "codegen/HostEmitter.h"
+#include "codegen/WindowPlan.h"
+
+#include <llvm/IR/Constants.h>
+
+namespace dscc::codegen {
+
+std::string HostEmitter::emitWindowKernel(const Operation& op, const KernelPlan& k) {
+  const WindowPlan& w = *k.window;
+  auto* p = ptrTy();
+  auto arr = [&](const std::vector<DimExpr>& ds, const std::string& n) {
+    std::vector<llvm::Value*> vs;
+    for (const DimExpr& d : ds) vs.push_back(dim(d));
+    return i64Array(vs, n);
+  };
+  auto ints = [&](const std::vector<int64_t>& v, const std::string& n) {
+    std::vector<llvm::Value*> vs;
+    for (int64_t x : v) vs.push_back(b_.getInt64(x));
+    return i64Array(vs, n);
+  };
+  const int32_t n = static_cast<int32_t>(w.xDims.size() - 2);
+  llvm::Value* x = address(op.operands.at(w.x));
+  llvm::Value* y = address(op.result(0));
+  llvm::Value* strides = ints(w.attrs.strides, "win.strides");
+  llvm::Value* dilations = ints(w.attrs.dilations, "win.dilations");
+  llvm::Value* pb = arr(w.padsBegin, "win.pads_begin");
+  llvm::Value* pe = arr(w.padsEnd, "win.pads_end");
+  if (w.op->kind == OpKind::Conv) {
+    // The *_info entry points record the call when profiling is on (kernelInfo; no size names of its own:
+    // the runtime names the output's dims d0..).
+    llvm::FunctionCallee conv =
+        declare("dscc_conv_f32_info", i32(), {p, i32(), p, p, p, p, p, p, p, i64(), p, p, p, p, p});
+    llvm::Value* bias = w.bias ? address(op.operands.at(*w.bias)) : llvm::ConstantPointerNull::get(b_.getPtrTy());
+    checked(conv, {ctxArg_, b_.getInt32(n), arr(w.xDims, "conv.x_dims"), x, arr(w.wDims, "conv.w_dims"),
+                   address(op.operands.at(w.w)), bias, arr(w.yDims, "conv.y_dims"), y, b_.getInt64(w.attrs.group),
+                   strides, dilations, pb, pe, kernelInfo(k, k.symbol + ".conv", "conv", false)});
+    return "";
+  }
+  llvm::FunctionCallee pool =
+      declare("dscc_pool_f32_info", i32(), {p, i32(), i32(), i32(), p, p, p, p, p, p, p, p, p, p});
+  checked(pool, {ctxArg_, b_.getInt32(n), b_.getInt32(w.attrs.isMax ? 0 : 1), b_.getInt32(w.attrs.countIncludePad),
+                 arr(w.xDims, "pool.x_dims"), x, arr(w.yDims, "pool.y_dims"), y, ints(w.attrs.kernel, "pool.kernel"),
+                 strides, dilations, pb, pe, kernelInfo(k, k.symbol + ".pool", "pool", false)});
+  return "";
+}
+
+}  // namespace dscc::codegen

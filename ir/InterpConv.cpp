@@ -1,0 +1,204 @@
+// Interpreter kernels for the sliding-window ops, conv and pool: plain direct loops, the reference the compiled code is tested against.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ir/InterpInternal.h"
+#include "ir/Window.h"
+
+namespace dscc::interp {
+namespace {
+
+// The concrete geometry of one window op on one input.
+struct Geometry {
+  WindowAttrs a;
+  Shape in, kernel, out;           // spatial dims only
+  Shape padBegin, padEnd;          // resolved (auto_pad applied)
+};
+
+bool readAttrs(OpCtx& c, size_t n, WindowAttrs& a) {
+  Location where;
+  std::string e = readWindowAttrs(c.op, n, a, where);
+  if (e.empty()) return true;
+  return c.fail(e);
+}
+
+// Fills `g` for input `x` and (conv) weight `w`; false (reported) when a window does not fit.
+bool geometry(OpCtx& c, Geometry& g) {
+  const Tensor& x = *c.in[0];
+  if (x.rank() < 3) return c.fail(c.name() + " needs an input of rank >= 3, got " + x.typeStr());
+  size_t n = x.rank() - 2;
+  if (!readAttrs(c, n, g.a)) return false;
+  g.in.assign(x.shape.begin() + 2, x.shape.end());
+  if (c.op.kind == OpKind::Conv) {
+    const Tensor& w = *c.in[1];
+    if (w.rank() != x.rank()) return c.fail("the weight of conv has rank " + std::to_string(w.rank()) + ", not " + std::to_string(x.rank()));
+    g.kernel.assign(w.shape.begin() + 2, w.shape.end());
+  } else {
+    g.kernel = g.a.kernel;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    DimExpr in(g.in[i]), k(g.kernel[i]);
+    int64_t span = windowSpan(g.a, i, k).constValue(), room = windowPaddedIn(g.a, i, in, k).constValue();
+    if (g.kernel[i] < 1) return c.fail("the kernel of " + c.name() + " is empty along spatial dim " + std::to_string(i));
+    bool same = g.a.autoPad == AutoPad::SameUpper || g.a.autoPad == AutoPad::SameLower;
+    if (!same && span > room)
+      return c.fail("the window of " + c.name() + " along spatial dim " + std::to_string(i) + " spans " +
+                    std::to_string(span) + " elements, more than the padded input's " + std::to_string(room) +
+                    " (input " + std::to_string(g.in[i]) + ")");
+    g.padBegin.push_back(windowPadBegin(g.a, i, in, k).constValue());
+    g.padEnd.push_back(windowPadEnd(g.a, i, in, k).constValue());
+    g.out.push_back(windowOutDim(g.a, i, in, k).constValue());
+  }
+  return true;
+}
+
+// Advances the multi-index `idx` over `shape` (row-major); false after the last one.
+bool next(Shape& idx, const Shape& shape) {
+  for (size_t d = idx.size(); d-- > 0;) {
+    if (++idx[d] < shape[d]) return true;
+    idx[d] = 0;
+  }
+  return false;
+}
+
+// The kernel offsets of output position `o` along spatial dim `d` that read the input (not the padding):
+// [lo, hi), empty when lo >= hi. Only these are visited, so the work is bounded by the input, whatever the
+// kernel and pads.
+void insideRange(const Geometry& g, size_t d, int64_t o, int64_t& lo, int64_t& hi) {
+  const int64_t start = o * g.a.strides[d] - g.padBegin[d], dil = g.a.dilations[d];
+  lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
+  hi = start >= g.in[d] ? 0 : std::min(g.kernel[d], (g.in[d] - 1 - start) / dil + 1);
+}
+
+// The window's input box at output position `op`: false when it is empty.
+bool box(const Geometry& g, const Shape& op, Shape& lo, Shape& hi) {
+  const size_t n = op.size();
+  lo.assign(n, 0), hi.assign(n, 0);
+  for (size_t d = 0; d < n; ++d) {
+    insideRange(g, d, op[d], lo[d], hi[d]);
+    if (lo[d] >= hi[d]) return false;
+  }
+  return true;
+}
+
+// Advances `idx` over the box [lo, hi) (row-major); false after the last one.
+bool nextIn(Shape& idx, const Shape& lo, const Shape& hi) {
+  for (size_t d = idx.size(); d-- > 0;) {
+    if (++idx[d] < hi[d]) return true;
+    idx[d] = lo[d];
+  }
+  return false;
+}
+
+// Window points inside the padded extent [-pb, in + pe) (count_include_pad's divisor): a ceil-mode window
+// reaching past the end padding counts only up to it. Starts are never before -pb.
+int64_t paddedCount(const Geometry& g, const Shape& op) {
+  int64_t cnt = 1;
+  for (size_t d = 0; d < op.size(); ++d) {
+    const int64_t start = op[d] * g.a.strides[d] - g.padBegin[d], room = g.in[d] + g.padEnd[d] - start;
+    const int64_t dil = g.a.dilations[d];
+    cnt *= room <= 0 ? 0 : std::min(g.kernel[d], (room + dil - 1) / dil);
+  }
+  return cnt;
+}
+
+}  // namespace
+
+bool windowFitsAtRunTime(OpCtx& c) {
+  if (c.op.kind != OpKind::Conv && c.op.kind != OpKind::Pool) return true;
+  Geometry g;
+  return geometry(c, g);
+}
+
+bool runConv(OpCtx& c, std::vector<Tensor>& out) {
+  Geometry g;
+  if (!geometry(c, g)) return false;
+  const Tensor &x = *c.in[0], &w = *c.in[1];
+  const Tensor* bias = c.in.size() > 2 ? c.in[2] : nullptr;
+  const int64_t N = x.shape[0], C = x.shape[1], M = w.shape[0], G = g.a.group;
+  if (C % G != 0 || M % G != 0 || w.shape[1] * G != C)
+    return c.fail("conv with group " + std::to_string(G) + " cannot take input " + x.typeStr() + " and weight " + w.typeStr());
+  if (bias && (bias->rank() != 1 || bias->shape[0] != M))
+    return c.fail("the bias of conv is " + bias->typeStr() + ", expected " + std::to_string(M) + " values");
+  const int64_t Cg = C / G, Mg = M / G;
+  const size_t n = g.in.size();
+  Shape outShape = {N, M};
+  outShape.insert(outShape.end(), g.out.begin(), g.out.end());
+  Tensor r = Tensor::zeros(c.outDType(), outShape);
+  if (r.numel() == 0) {
+    out.push_back(std::move(r));
+    return true;
+  }
+  const Shape xs = stridesOf(x.shape), ws = stridesOf(w.shape);
+  int64_t o = 0;  // flat output index, row-major like the loops
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t m = 0; m < M; ++m) {
+      const int64_t grp = m / Mg;
+      Shape op(n, 0);
+      do {
+        double acc = bias ? bias->getF(m) : 0.0;
+        Shape lo, hi;
+        if (box(g, op, lo, hi)) {
+          Shape kk = lo;
+          do {
+            int64_t xoff = b * xs[0], woff = m * ws[0];
+            for (size_t d = 0; d < n; ++d) {
+              xoff += (op[d] * g.a.strides[d] - g.padBegin[d] + kk[d] * g.a.dilations[d]) * xs[2 + d];
+              woff += kk[d] * ws[2 + d];
+            }
+            for (int64_t ci = 0; ci < Cg; ++ci)
+              acc += x.getF(xoff + (grp * Cg + ci) * xs[1]) * w.getF(woff + ci * ws[1]);
+          } while (nextIn(kk, lo, hi));
+        }
+        r.setF(o++, acc);
+      } while (next(op, g.out));
+    }
+  out.push_back(std::move(r));
+  return true;
+}
+
+bool runPool(OpCtx& c, std::vector<Tensor>& out) {
+  Geometry g;
+  if (!geometry(c, g)) return false;
+  const Tensor& x = *c.in[0];
+  const int64_t N = x.shape[0], C = x.shape[1];
+  const size_t n = g.in.size();
+  Shape outShape = {N, C};
+  outShape.insert(outShape.end(), g.out.begin(), g.out.end());
+  Tensor r = Tensor::zeros(c.outDType(), outShape);
+  if (r.numel() == 0) {
+    out.push_back(std::move(r));
+    return true;
+  }
+  const Shape xs = stridesOf(x.shape);
+  int64_t o = 0;
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t ch = 0; ch < C; ++ch) {
+      Shape op(n, 0);
+      do {
+        double acc = g.a.isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+        int64_t inside = 0;  // window points in the input
+        Shape lo, hi;
+        if (box(g, op, lo, hi)) {
+          Shape kk = lo;
+          do {
+            int64_t xoff = b * xs[0] + ch * xs[1];
+            for (size_t d = 0; d < n; ++d)
+              xoff += (op[d] * g.a.strides[d] - g.padBegin[d] + kk[d] * g.a.dilations[d]) * xs[2 + d];
+            ++inside;
+            double v = x.getF(xoff);
+            if (!g.a.isMax) acc += v;
+            else if (std::isnan(v) || v > acc) acc = std::isnan(acc) ? acc : v;  // NaN wins, as in PyTorch
+          } while (nextIn(kk, lo, hi));
+        }
+        // A window with no point counted is 0/0: NaN.
+        if (!g.a.isMax) acc /= static_cast<double>(g.a.countIncludePad ? paddedCount(g, op) : inside);
+        r.setF(o++, acc);
+      } while (next(op, g.out));
+    }
+  out.push_back(std::move(r));
+  return true;
+}
+
+}  // namespace dscc::interp

@@ -1,0 +1,158 @@
+// The sliding-window geometry of `conv` and `pool` (declared in Window.h).
+#include "ir/Window.h"
+
+namespace dscc {
+namespace {
+
+constexpr int64_t kMaxWindowAttr = 2147483647;
+
+// A list of n integers (default `dflt` each when absent); "" or why not.
+std::string intList(const Operation& op, const char* name, size_t n, int64_t dflt, int64_t lo,
+                    std::vector<int64_t>& out, Location& where) {
+  const Attribute* a = op.attr(name);
+  out.assign(n, dflt);
+  if (!a) return "";
+  where = a->loc;
+  std::string head = "attribute '" + std::string(name) + "' of '" + std::string(op.name()) + "'";
+  if (a->kind != Attribute::Kind::List) return head + " must be a list of integers";
+  if (a->list.size() != n)
+    return head + " has " + std::to_string(a->list.size()) + " entries, but the operand has " +
+           std::to_string(n / (std::string(name) == "pads" ? 2 : 1)) + " spatial dims (expected " + std::to_string(n) + ")";
+  for (size_t i = 0; i < n; ++i) {
+    if (a->list[i].kind != Attribute::Kind::Int) return head + " must be a list of integers";
+    if (a->list[i].i < lo) return head + " must hold integers >= " + std::to_string(lo) + ", not " + std::to_string(a->list[i].i);
+    // Bounded so that spans and padded sizes stay far from 64-bit overflow.
+    if (a->list[i].i > kMaxWindowAttr)
+      return head + " must hold integers <= " + std::to_string(kMaxWindowAttr) + ", not " + std::to_string(a->list[i].i);
+    out[i] = a->list[i].i;
+  }
+  return "";
+}
+
+std::string boolOf(const Operation& op, const char* name, bool& out, Location& where) {
+  const Attribute* a = op.attr(name);
+  if (!a) return "";
+  where = a->loc;
+  if (a->kind != Attribute::Kind::Bool)
+    return "attribute '" + std::string(name) + "' of '" + std::string(op.name()) + "' must be true or false";
+  out = a->b;
+  return "";
+}
+
+}  // namespace
+
+const char* autoPadName(AutoPad p) {
+  switch (p) {
+    case AutoPad::SameUpper: return "same_upper";
+    case AutoPad::SameLower: return "same_lower";
+    case AutoPad::Valid: return "valid";
+    case AutoPad::Explicit: break;
+  }
+  return "";
+}
+
+std::string readWindowAttrs(const Operation& op, size_t n, WindowAttrs& out, Location& where) {
+  out = WindowAttrs();
+  out.n = n;
+  where = op.loc;
+  const std::string name(op.name());
+  if (std::string e = intList(op, "strides", n, 1, 1, out.strides, where); !e.empty()) return e;
+  if (std::string e = intList(op, "dilations", n, 1, 1, out.dilations, where); !e.empty()) return e;
+  std::vector<int64_t> pads;
+  if (std::string e = intList(op, "pads", 2 * n, 0, 0, pads, where); !e.empty()) return e;
+  out.padsBegin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(n));
+  out.padsEnd.assign(pads.begin() + static_cast<std::ptrdiff_t>(n), pads.end());
+  if (const Attribute* a = op.attr("auto_pad")) {
+    where = a->loc;
+    if (a->kind != Attribute::Kind::String ||
+        (a->s != "same_upper" && a->s != "same_lower" && a->s != "valid" && a->s != "explicit"))
+      return "attribute 'auto_pad' of '" + name + "' must be \"same_upper\", \"same_lower\", \"valid\" or \"explicit\"";
+    out.autoPad = a->s == "same_upper" ? AutoPad::SameUpper
+                  : a->s == "same_lower" ? AutoPad::SameLower
+                  : a->s == "valid"      ? AutoPad::Valid
+                                         : AutoPad::Explicit;
+    if (out.autoPad != AutoPad::Explicit && op.attr("pads"))
+      return "'" + name + "' takes 'pads' or auto_pad = \"" + a->s + "\", not both";
+  }
+  if (op.kind == OpKind::Conv) {
+    if (const Attribute* g = op.attr("group")) {
+      where = g->loc;
+      if (g->kind != Attribute::Kind::Int || g->i < 1 || g->i > kMaxWindowAttr)
+        return "attribute 'group' of 'conv' must be an integer in [1, " + std::to_string(kMaxWindowAttr) + "]";
+      out.group = g->i;
+    }
+    return "";
+  }
+  const Attribute* k = op.attr("kind");
+  if (!k) return "'pool' needs attribute 'kind' (\"max\" or \"avg\")";
+  where = k->loc;
+  if (k->kind != Attribute::Kind::String || (k->s != "max" && k->s != "avg"))
+    return "attribute 'kind' of 'pool' must be \"max\" or \"avg\"";
+  out.isMax = k->s == "max";
+  if (!op.attr("kernel_shape")) {
+    where = op.loc;
+    return "'pool' needs attribute 'kernel_shape' (one size per spatial dim)";
+  }
+  if (std::string e = intList(op, "kernel_shape", n, 1, 1, out.kernel, where); !e.empty()) return e;
+  if (std::string e = boolOf(op, "ceil_mode", out.ceilMode, where); !e.empty()) return e;
+  if (std::string e = boolOf(op, "count_include_pad", out.countIncludePad, where); !e.empty()) return e;
+  if (out.isMax && op.attr("count_include_pad")) {
+    where = op.attr("count_include_pad")->loc;
+    return "attribute 'count_include_pad' is for kind = \"avg\" only";
+  }
+  where = op.loc;
+  return "";
+}
+
+DimExpr windowSpan(const WindowAttrs& a, size_t i, const DimExpr& k) {
+  return DimExpr(a.dilations[i]) * (k - DimExpr(1)) + DimExpr(1);
+}
+
+namespace {
+
+// SAME: the total padding that makes ceil(in / s) windows fit.
+DimExpr sameTotal(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k) {
+  DimExpr s(a.strides[i]);
+  DimExpr out = DimExpr::ceilDiv(in, s);
+  return DimExpr::max(DimExpr(0), (out - DimExpr(1)) * s + windowSpan(a, i, k) - in);
+}
+
+}  // namespace
+
+DimExpr windowPadBegin(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k) {
+  switch (a.autoPad) {
+    case AutoPad::Explicit: return DimExpr(a.padsBegin[i]);
+    case AutoPad::Valid: return DimExpr(0);
+    case AutoPad::SameUpper: return DimExpr::floorDiv(sameTotal(a, i, in, k), DimExpr(2));
+    case AutoPad::SameLower: {
+      DimExpr t = sameTotal(a, i, in, k);
+      return t - DimExpr::floorDiv(t, DimExpr(2));
+    }
+  }
+  return DimExpr(0);
+}
+
+DimExpr windowPadEnd(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k) {
+  switch (a.autoPad) {
+    case AutoPad::Explicit: return DimExpr(a.padsEnd[i]);
+    case AutoPad::Valid: return DimExpr(0);
+    case AutoPad::SameUpper: case AutoPad::SameLower:
+      return sameTotal(a, i, in, k) - windowPadBegin(a, i, in, k);
+  }
+  return DimExpr(0);
+}
+
+DimExpr windowPaddedIn(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k) {
+  return in + windowPadBegin(a, i, in, k) + windowPadEnd(a, i, in, k);
+}
+
+DimExpr windowOutDim(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k) {
+  DimExpr s(a.strides[i]);
+  if (a.autoPad == AutoPad::SameUpper || a.autoPad == AutoPad::SameLower) return DimExpr::ceilDiv(in, s);
+  DimExpr room = windowPaddedIn(a, i, in, k) - windowSpan(a, i, k);
+  if (!a.ceilMode || a.autoPad == AutoPad::Valid) return DimExpr::floorDiv(room, s) + DimExpr(1);
+  DimExpr lastStart = DimExpr::floorDiv(in + windowPadBegin(a, i, in, k) - DimExpr(1), s);
+  return DimExpr::min(DimExpr::ceilDiv(room, s), lastStart) + DimExpr(1);
+}
+
+}  // namespace dscc

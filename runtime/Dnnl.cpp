@@ -1,0 +1,376 @@
+// dscc_conv_f32 and dscc_pool_f32: checked sizes, oneDNN primitives made for the sizes at run time and cached by shape, dense image or channel slices run on the context's threads.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#ifdef DSCC_HAVE_DNNL
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+#include "runtime/Context.h"
+#include "runtime/dscc_runtime.h"
+
+namespace dscc::runtime {
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+std::string str(const int64_t* v, int n) {
+  std::string s = "[";
+  for (int i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+/// The window of one spatial dim, with oneDNN's end padding: ceil mode's last window may reach past the
+/// stated end padding, so the padding oneDNN gets is what the output size needs (never less than stated).
+struct Axis {
+  int64_t in, out, k, s, d, pb, pe, peUsed;
+};
+
+/// Checks one spatial dim against the size rule of docs/ir.md (floor, or ceil mode's); "" or why not.
+std::string checkAxis(int i, Axis& a) {
+  const std::string at = " (spatial dim " + std::to_string(i) + ")";
+  if (a.in < 0 || a.out < 0 || a.k < 1 || a.s < 1 || a.d < 1 || a.pb < 0 || a.pe < 0)
+    return "sizes must be >= 0, kernel, strides and dilations >= 1, pads >= 0" + at;
+  const int64_t span = a.d * (a.k - 1) + 1, room = a.in + a.pb + a.pe - span;
+  if (room < 0)
+    return "the window spans " + std::to_string(span) + " elements, more than the padded input's " +
+           std::to_string(a.in + a.pb + a.pe) + at;
+  const int64_t floorOut = room / a.s + 1;
+  const int64_t ceilOut = std::min((room + a.s - 1) / a.s, (a.in + a.pb - 1) / a.s) + 1;
+  if (a.out != floorOut && a.out != ceilOut)
+    return "output size " + std::to_string(a.out) + " is neither " + std::to_string(floorOut) + " nor (ceil mode) " +
+           std::to_string(ceilOut) + at;
+  a.peUsed = std::max(a.pe, (a.out - 1) * a.s + span - a.in - a.pb);
+  return "";
+}
+
+#ifdef DSCC_HAVE_DNNL
+
+dnnl::engine& cpu() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+dnnl::memory::dims denseStrides(const dnnl::memory::dims& d) {
+  dnnl::memory::dims s(d.size(), 1);
+  for (size_t i = d.size(); i-- > 1;) s[i - 1] = s[i] * std::max<int64_t>(d[i], 1);
+  return s;
+}
+
+/// A primitive and its scratchpad size; primitives run concurrently, each with its own scratchpad.
+struct Prim {
+  dnnl::primitive p;
+  dnnl::memory::desc scratch, src, weights, bias, dst;
+};
+
+/// Primitives by shape key, least recently used dropped beyond kCapacity (each holds generated code).
+class PrimCache {
+ public:
+  static constexpr size_t kCapacity = 128;
+  template <class Make>
+  std::shared_ptr<Prim> get(const Dims& key, Make&& make) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      auto it = map_.find(key);
+      if (it != map_.end()) {
+        lru_.splice(lru_.begin(), lru_, it->second.second);
+        return it->second.first;
+      }
+    }
+    // Made outside the lock (oneDNN may JIT for milliseconds); two threads may make the same one once.
+    std::shared_ptr<Prim> p = make();
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = map_.find(key);
+    if (it != map_.end()) return it->second.first;
+    lru_.push_front(key);
+    map_.emplace(key, std::make_pair(p, lru_.begin()));
+    while (map_.size() > kCapacity) {
+      map_.erase(lru_.back());
+      lru_.pop_back();
+    }
+    return p;
+  }
+
+ private:
+  std::mutex mu_;
+  std::list<Dims> lru_;
+  std::map<Dims, std::pair<std::shared_ptr<Prim>, std::list<Dims>::iterator>> map_;
+};
+
+PrimCache& cache() {
+  static PrimCache c;
+  return c;
+}
+
+/// How a call is split over the context's threads: slices of whole images when the batch has several, else
+/// (one image) slices of channel units. Either way every slice is a dense NCHW tensor, the layout oneDNN's
+/// fast (gemm-based) kernels take; a strided channel slice of several images would get its reference kernel.
+struct Split {
+  bool batch = true;    ///< slices of images (else of channel units of the one image)
+  int64_t per = 1;      ///< images or units per slice (the last may have fewer)
+  int64_t count = 1;    ///< slices
+  int64_t total = 1;    ///< images or units in all
+  int64_t size(int64_t t) const { return std::min(per, total - t * per); }
+};
+
+Split split(int64_t N, int64_t units, int threads) {
+  Split s;
+  s.batch = N > 1;
+  s.total = s.batch ? N : units;
+  s.count = std::max<int64_t>(1, std::min<int64_t>(s.total, threads));
+  s.per = (s.total + s.count - 1) / s.count;
+  s.count = (s.total + s.per - 1) / s.per;
+  return s;
+}
+
+void execute(const Prim& p, std::unordered_map<int, dnnl::memory> args) {
+  omp_set_num_threads(1);  // this pool thread is the only one working on its slice
+  std::vector<uint8_t> pad(p.scratch.get_size());
+  args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(p.scratch, cpu(), pad.data()));
+  dnnl::stream s(cpu());
+  p.p.execute(s, args);
+  s.wait();
+}
+
+#endif
+
+}  // namespace
+}  // namespace dscc::runtime
+
+using dscc::runtime::Axis;
+using dscc::runtime::fail;
+
+extern "C" dscc_status dscc_conv_f32(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims, const float* x,
+                                     const int64_t* w_dims, const float* w, const float* bias, const int64_t* y_dims,
+                                     float* y, int64_t group, const int64_t* strides, const int64_t* dilations,
+                                     const int64_t* pads_begin, const int64_t* pads_end) {
+  const char* fn = "dscc_conv_f32";
+  if (!ctx) return fail(nullptr, DSCC_INVALID_ARGUMENT, std::string(fn) + ": ctx is NULL");
+  if (n_spatial < 1 || n_spatial > 3 || !x_dims || !w_dims || !y_dims || !strides || !dilations || !pads_begin ||
+      !pads_end)
+    return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(fn) + ": 1 to 3 spatial dims and every size array are needed");
+  const int r = n_spatial + 2;
+  const int64_t N = x_dims[0], C = x_dims[1], M = w_dims[0];
+  const std::string shapes = " (input " + dscc::runtime::str(x_dims, r) + ", weight " + dscc::runtime::str(w_dims, r) +
+                             ", output " + dscc::runtime::str(y_dims, r) + ", group " + std::to_string(group) + ")";
+  if (group < 1 || N < 0 || C < 0 || M < 0 || C % group || M % group || w_dims[1] * group != C || y_dims[0] != N ||
+      y_dims[1] != M)
+    return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(fn) + ": channels do not match" + shapes);
+  std::vector<Axis> ax(static_cast<size_t>(n_spatial));
+  for (int i = 0; i < n_spatial; ++i) {
+    ax[i] = {x_dims[2 + i], y_dims[2 + i], w_dims[2 + i], strides[i], dilations[i], pads_begin[i], pads_end[i], 0};
+    if (std::string e = dscc::runtime::checkAxis(i, ax[i]); !e.empty())
+      return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(fn) + ": " + e + shapes);
+  }
+  int64_t outN = 1;
+  for (int i = 0; i < r; ++i) outN *= y_dims[i];
+  if (outN == 0) return DSCC_OK;
+  // An empty input (no channels, or a spatial size of 0 that the padding makes up for): every window reads
+  // only zeros of the padding, so each output is its bias; oneDNN takes no empty tensors.
+  int64_t inN = 1;
+  for (int i = 0; i < r; ++i) inN *= x_dims[i];
+  if (inN == 0) {
+    const int64_t plane = outN / (N * M);
+    for (int64_t q = 0; q < outN; ++q) y[q] = bias ? bias[q / plane % M] : 0.0f;
+    return DSCC_OK;
+  }
+#ifndef DSCC_HAVE_DNNL
+  (void)x, (void)w, (void)bias, (void)y;
+  return fail(ctx, DSCC_UNAVAILABLE, std::string(fn) + ": this runtime was built without oneDNN");
+#else
+  return dscc::runtime::guarded(ctx, fn, [&]() -> dscc_status {
+    using namespace dscc::runtime;
+    using dnnl::memory;
+    const int64_t G = group, Cg = C / G, Mg = M / G;
+    // Channel units of one image's slices: whole groups, or output channels of an ungrouped conv.
+    const int64_t units = G > 1 ? G : M;
+    const Split sp = split(N, units, ctx->pool.numThreads());
+    memory::dims st, dil, pl, pr, ks, inSp, outSp;
+    for (const Axis& a : ax) {
+      inSp.push_back(a.in), outSp.push_back(a.out), ks.push_back(a.k), st.push_back(a.s);
+      dil.push_back(a.d - 1), pl.push_back(a.pb), pr.push_back(a.peUsed);
+    }
+    memory::dims xFull = {N, C}, yFull = {N, M};
+    xFull.insert(xFull.end(), inSp.begin(), inSp.end());
+    yFull.insert(yFull.end(), outSp.begin(), outSp.end());
+    const memory::dims xStr = denseStrides(xFull), yStr = denseStrides(yFull);
+    int64_t kvol = 1;
+    for (int64_t k : ks) kvol *= k;
+    // One slice's primitive: `nb` images of `u` units (groups or output channels), dense.
+    auto primFor = [&](int64_t nb, int64_t u) {
+      Dims key = {int64_t(n_spatial), nb, C, M, G, u, bias != nullptr};
+      for (const Axis& a : ax) key.insert(key.end(), {a.in, a.out, a.k, a.s, a.d, a.pb, a.peUsed});
+      return cache().get(key, [&] {
+        const int64_t cin = G > 1 ? u * Cg : C, cout = G > 1 ? u * Mg : u, g = G > 1 ? u : 1;
+        memory::dims xd = {nb, cin}, yd = {nb, cout}, wd;
+        xd.insert(xd.end(), inSp.begin(), inSp.end());
+        yd.insert(yd.end(), outSp.begin(), outSp.end());
+        if (G > 1) wd = {g, Mg, Cg};
+        else wd = {u, C};
+        wd.insert(wd.end(), ks.begin(), ks.end());
+        memory::desc xm(xd, memory::data_type::f32, denseStrides(xd)), ym(yd, memory::data_type::f32, denseStrides(yd));
+        memory::desc wm(wd, memory::data_type::f32, denseStrides(wd));
+        memory::desc bm = bias ? memory::desc({cout}, memory::data_type::f32, memory::dims{1}) : memory::desc();
+        dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, xm,
+                                          wm, bm, ym, st, dil, pl, pr);
+        dnnl::primitive_attr attr;
+        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        dnnl::convolution_forward::primitive_desc pd(d, attr, cpu());
+        return std::make_shared<Prim>(Prim{dnnl::convolution_forward(pd), pd.scratchpad_desc(), pd.src_desc(),
+                                           pd.weights_desc(), pd.bias_desc(), pd.dst_desc()});
+      });
+    };
+    auto sliceShape = [&](int64_t t) { return sp.batch ? std::make_pair(sp.size(t), units) : std::make_pair(int64_t(1), sp.size(t)); };
+    std::shared_ptr<Prim> full = primFor(sliceShape(0).first, sliceShape(0).second);
+    std::shared_ptr<Prim> last = primFor(sliceShape(sp.count - 1).first, sliceShape(sp.count - 1).second);
+    ctx->pool.parallelFor(0, sp.count, 1, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const Prim& p = t + 1 < sp.count ? *full : *last;
+        // Offsets of the slice: images n0.., or units u0.. of image 0.
+        const int64_t n0 = sp.batch ? t * sp.per : 0, u0 = sp.batch ? 0 : t * sp.per;
+        const int64_t c0 = G > 1 ? u0 * Cg : 0, m0 = G > 1 ? u0 * Mg : u0;
+        const int64_t wPer = w_dims[1] * kvol;  // weight elements per output channel
+        std::unordered_map<int, memory> args;
+        args.emplace(DNNL_ARG_SRC, memory(p.src, cpu(), const_cast<float*>(x) + n0 * xStr[0] + c0 * xStr[1]));
+        args.emplace(DNNL_ARG_WEIGHTS, memory(p.weights, cpu(), const_cast<float*>(w) + m0 * wPer));
+        if (bias) args.emplace(DNNL_ARG_BIAS, memory(p.bias, cpu(), const_cast<float*>(bias) + m0));
+        args.emplace(DNNL_ARG_DST, memory(p.dst, cpu(), y + n0 * yStr[0] + m0 * yStr[1]));
+        execute(p, std::move(args));
+      }
+    });
+    return DSCC_OK;
+  });
+#endif
+}
+
+extern "C" dscc_status dscc_pool_f32(dscc_context* ctx, int32_t n_spatial, int32_t kind, int32_t count_include_pad,
+                                     const int64_t* x_dims, const float* x, const int64_t* y_dims, float* y,
+                                     const int64_t* kernel, const int64_t* strides, const int64_t* dilations,
+                                     const int64_t* pads_begin, const int64_t* pads_end) {
+  const char* fn = "dscc_pool_f32";
+  if (!ctx) return fail(nullptr, DSCC_INVALID_ARGUMENT, std::string(fn) + ": ctx is NULL");
+  if (n_spatial < 1 || n_spatial > 3 || (kind != 0 && kind != 1) || !x_dims || !y_dims || !kernel || !strides ||
+      !dilations || !pads_begin || !pads_end)
+    return fail(ctx, DSCC_INVALID_ARGUMENT,
+                std::string(fn) + ": 1 to 3 spatial dims, kind 0 (max) or 1 (avg) and every size array are needed");
+  const int r = n_spatial + 2;
+  const int64_t N = x_dims[0], C = x_dims[1];
+  const std::string shapes = " (input " + dscc::runtime::str(x_dims, r) + ", output " + dscc::runtime::str(y_dims, r) +
+                             ", kernel " + dscc::runtime::str(kernel, n_spatial) + ")";
+  if (N < 0 || C < 0 || y_dims[0] != N || y_dims[1] != C)
+    return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(fn) + ": batch or channels differ" + shapes);
+  std::vector<Axis> ax(static_cast<size_t>(n_spatial));
+  for (int i = 0; i < n_spatial; ++i) {
+    ax[i] = {x_dims[2 + i], y_dims[2 + i], kernel[i], strides[i], dilations[i], pads_begin[i], pads_end[i], 0};
+    if (std::string e = dscc::runtime::checkAxis(i, ax[i]); !e.empty())
+      return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(fn) + ": " + e + shapes);
+  }
+  int64_t outN = 1;
+  for (int i = 0; i < r; ++i) outN *= y_dims[i];
+  if (outN == 0) return DSCC_OK;
+  // An empty input (a spatial size of 0 the padding makes up for): windows hold no input point, so a max is
+  // -inf, an average 0/0 (NaN), or 0 over the padded points it counts with count_include_pad.
+  int64_t inN = 1;
+  for (int i = 0; i < r; ++i) inN *= x_dims[i];
+  if (inN == 0) {
+    const float v = kind == 0 ? -INFINITY : count_include_pad ? 0.0f : NAN;
+    for (int64_t q = 0; q < outN; ++q) y[q] = v;
+    return DSCC_OK;
+  }
+#ifndef DSCC_HAVE_DNNL
+  (void)x, (void)y, (void)count_include_pad;
+  return fail(ctx, DSCC_UNAVAILABLE, std::string(fn) + ": this runtime was built without oneDNN");
+#else
+  return dscc::runtime::guarded(ctx, fn, [&]() -> dscc_status {
+    using namespace dscc::runtime;
+    using dnnl::memory;
+    const Split sp = split(N, C, ctx->pool.numThreads());
+    memory::dims st, dil, pl, pr, ks, inSp, outSp;
+    for (const Axis& a : ax) {
+      inSp.push_back(a.in), outSp.push_back(a.out), ks.push_back(a.k), st.push_back(a.s);
+      dil.push_back(a.d - 1), pl.push_back(a.pb), pr.push_back(a.peUsed);
+    }
+    memory::dims xFull = {N, C}, yFull = {N, C};
+    xFull.insert(xFull.end(), inSp.begin(), inSp.end());
+    yFull.insert(yFull.end(), outSp.begin(), outSp.end());
+    const memory::dims xStr = denseStrides(xFull), yStr = denseStrides(yFull);
+    const bool avg = kind == 1, include = avg && count_include_pad;
+    // Averages are oneDNN's include-padding ones (the sum over the whole kernel) rescaled below: its
+    // exclude-padding form refuses sizes where a window lies (nearly) all in the padding.
+    const dnnl::algorithm alg = avg ? dnnl::algorithm::pooling_avg_include_padding : dnnl::algorithm::pooling_max;
+    // One slice's primitive: `nb` images of `u` channels, dense.
+    auto primFor = [&](int64_t nb, int64_t u) {
+      Dims key = {int64_t(n_spatial), kind, nb, u};
+      for (const Axis& a : ax) key.insert(key.end(), {a.in, a.out, a.k, a.s, a.d, a.pb, a.peUsed});
+      return cache().get(key, [&] {
+        memory::dims xd = {nb, u}, yd = {nb, u};
+        xd.insert(xd.end(), inSp.begin(), inSp.end());
+        yd.insert(yd.end(), outSp.begin(), outSp.end());
+        memory::desc xm(xd, memory::data_type::f32, denseStrides(xd)), ym(yd, memory::data_type::f32, denseStrides(yd));
+        dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, xm, ym, st, ks, dil, pl, pr);
+        dnnl::primitive_attr attr;
+        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        dnnl::pooling_v2_forward::primitive_desc pd(d, attr, cpu());
+        return std::make_shared<Prim>(
+            Prim{dnnl::pooling_v2_forward(pd), pd.scratchpad_desc(), pd.src_desc(), {}, {}, pd.dst_desc()});
+      });
+    };
+    auto sliceShape = [&](int64_t t) { return sp.batch ? std::make_pair(sp.size(t), C) : std::make_pair(int64_t(1), sp.size(t)); };
+    std::shared_ptr<Prim> full = primFor(sliceShape(0).first, sliceShape(0).second);
+    std::shared_ptr<Prim> last = primFor(sliceShape(sp.count - 1).first, sliceShape(sp.count - 1).second);
+    ctx->pool.parallelFor(0, sp.count, 1, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const Prim& p = t + 1 < sp.count ? *full : *last;
+        const int64_t n0 = sp.batch ? t * sp.per : 0, c0 = sp.batch ? 0 : t * sp.per;
+        std::unordered_map<int, memory> args;
+        args.emplace(DNNL_ARG_SRC, memory(p.src, cpu(), const_cast<float*>(x) + n0 * xStr[0] + c0 * xStr[1]));
+        args.emplace(DNNL_ARG_DST, memory(p.dst, cpu(), y + n0 * yStr[0] + c0 * yStr[1]));
+        execute(p, std::move(args));
+      }
+    });
+    // oneDNN divided by the whole kernel; the divisor is the window's points inside the input, or with
+    // count_include_pad inside the padded extent (a ceil-mode window reaching past the end padding counts only
+    // up to it, docs/ir.md). Both counts are products over the spatial dims, so per-dim factors rescale.
+    if (avg) {
+      bool any = false;
+      std::vector<std::vector<double>> f(ax.size());
+      for (size_t i = 0; i < ax.size(); ++i) {
+        const Axis& a = ax[i];
+        f[i].assign(static_cast<size_t>(a.out), 1.0);
+        for (int64_t o = 0; o < a.out; ++o) {
+          int64_t cnt = 0;
+          for (int64_t k = 0; k < a.k; ++k) {
+            const int64_t pos = o * a.s - a.pb + k * a.d;
+            cnt += include ? pos < a.in + a.pe : pos >= 0 && pos < a.in;
+          }
+          // No point counted: 0/0, NaN as in the interpreter (the sum is 0 there).
+          if (cnt != a.k) f[i][size_t(o)] = cnt ? double(a.k) / double(cnt) : std::nan(""), any = true;
+        }
+      }
+      if (any) {
+        int64_t plane = 1;
+        for (int64_t o : outSp) plane *= o;
+        for (int64_t q = 0; q < outN; ++q) {
+          int64_t rem = q % plane;
+          double s = 1;
+          for (size_t i = ax.size(); i-- > 0;) {
+            s *= f[i][size_t(rem % ax[i].out)];
+            rem /= ax[i].out;
+          }
+          if (s != 1) y[q] = std::isnan(s) ? std::nanf("") : float(double(y[q]) * s);
+        }
+      }
+    }
+    return DSCC_OK;
+  });
+#endif
+}
