@@ -22,7 +22,7 @@ rng = np.random.default_rng(0)
 SIZES = [(1, 1), (3, 5), (4, 4), (7, 2)]  # (H, W): 1, odd and even
 
 
-def coord(x, scale, length_in, length_out, mode):
+def coord(x, scale, length_in, length_out, length_out_int, mode):
     """The source coordinate of output index x (ONNX's coordinate_transformation_mode)."""
     if mode == "asymmetric":
         return x / scale
@@ -32,6 +32,9 @@ def coord(x, scale, length_in, length_out, mode):
         return (x + 0.5) / scale
     if mode == "pytorch_half_pixel":
         return (x + 0.5) / scale - 0.5 if length_out > 1 else -0.5
+    if mode == "half_pixel_symmetric":  # opset 19: the grid centred, offset by the size's rounding
+        adjustment = length_out_int / length_out
+        return length_in / 2 * (1 - adjustment) + (x + 0.5) / scale - 0.5
     if mode == "align_corners":
         return 0.0 if length_out == 1 else x * (length_in - 1) / (length_out - 1)
     raise ValueError(mode)
@@ -41,7 +44,7 @@ def weights_1d(n_in, n_out, scale, length_out, kind, coord_mode, nearest, a, exc
     """The [n_out, n_in] matrix of one axis: row x holds each input element's weight in output x."""
     m = np.zeros((n_out, n_in))
     for x in range(n_out):
-        xo = coord(x, scale, n_in, length_out, coord_mode)
+        xo = coord(x, scale, n_in, length_out, n_out, coord_mode)
         fl = math.floor(xo)
         r = xo - fl
         if kind == "nearest":
@@ -159,7 +162,7 @@ for name, spec in CASES.items():
         save(name, SIZES_NODES + [helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="resize", **attrs)],
              SIZES_INITS, 13)
 
-# Opset 18's axes (sizes for H and W only), Upsample (opset 9) and Resize-10: asymmetric, nearest rounds down.
+# Opset 18's axes (sizes for H and W only), opset 19's half_pixel_symmetric, Upsample (opset 9) and Resize-10: asymmetric, nearest rounds down.
 CASES["axes_linear"] = dict(mode="linear", coord="half_pixel", fixed=(5, 3))
 save("axes_linear", [helper.make_node("Resize", ["x", "", "", "sz"], ["y"], name="resize", mode="linear", axes=[2, 3])],
      [i64("sz", [5, 3])], 18)
@@ -169,6 +172,11 @@ save("upsample9", [helper.make_node("Upsample", ["x", "scales"], ["y"], name="up
 CASES["resize10_linear"] = dict(mode="linear", coord="asymmetric", scales=[1, 1, 0.5, 3])
 save("resize10_linear", [helper.make_node("Resize", ["x", "scales"], ["y"], name="resize", mode="linear")],
      [f32("scales", [1, 1, 0.5, 3])], 10)
+
+CASES["linear_symmetric"] = dict(mode="linear", coord="half_pixel_symmetric", scales=[1, 1, 1.7, 0.6])
+save("linear_symmetric", [helper.make_node("Resize", ["x", "", "scales"], ["y"], name="resize", mode="linear",
+                                           coordinate_transformation_mode="half_pixel_symmetric")],
+     [f32("scales", [1, 1, 1.7, 0.6])], 19)
 
 # Refused: tf_crop_and_resize, antialias, a mode ONNX does not define.
 for name, attrs in (("bad_crop", dict(coordinate_transformation_mode="tf_crop_and_resize")),
