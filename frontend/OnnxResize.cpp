@@ -206,10 +206,18 @@ void resize(B& b, const onnx::NodeProto& n, bool upsample) {
     if (attrInt(n, "antialias", 0) != 0) throw ImportError("antialias = 1 is not supported");
     if (m.coord == "tf_crop_and_resize")
       throw ImportError("coordinate_transformation_mode 'tf_crop_and_resize' is not supported");
-    scales = knownScales(c, n, 2);
-    if (input(c, n, 3) && !(need(c, n, 3).cst && need(c, n, 3).cst->numel() == 0)) sizes = knownInts(c, n, 3, "sizes");
-    if (sizes && !scales.empty()) throw ImportError("only one of scales and sizes may be given");
-    if (!sizes && scales.empty()) throw ImportError("one of scales and sizes must be given");
+    // Exporters pass an empty constant for the one not given (opset 11 needs the scales input).
+    auto present = [&](int i) {
+      OValue* v = input(c, n, i);
+      return v && !(v->cst && v->cst->numel() == 0);
+    };
+    if (present(3)) {
+      if (present(2)) throw ImportError("only one of scales and sizes may be given");
+      sizes = knownInts(c, n, 3, "sizes");
+    } else {
+      scales = knownScales(c, n, 2);
+      if (scales.empty()) throw ImportError("one of scales and sizes must be given");
+    }
     if (auto a = attrInts(n, "axes"))
       for (int64_t v : *a) axes.push_back(b.axis(v, r));
   }
