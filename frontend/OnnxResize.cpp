@@ -243,7 +243,7 @@ void resize(B& b, const onnx::NodeProto& n, bool upsample) {
     }
     for (int64_t a : axes) {
       int64_t d = x->type.dims[size_t(a)].constValue();
-      plan.push_back({a, DimExpr(int64_t(std::nearbyint(*s * double(d)))), s});
+      plan.push_back({a, DimExpr(int64_t(std::round(*s * double(d)))), s});
     }
   } else {
     for (size_t i = 0; i < axes.size(); ++i) {
