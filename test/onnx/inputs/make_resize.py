@@ -83,7 +83,11 @@ def reference(x, spec, out_hw):
     y = x.astype(np.float64)
     for axis, n_out in ((2, out_hw[0]), (3, out_hw[1])):
         n_in = x.shape[axis]
-        if spec.get("scales"):
+        if spec.get("keep"):  # one scale for both axes: the smallest or largest of target / in
+            pick = min if spec["keep"] == "not_larger" else max
+            scale = pick(t / d for t, d in zip(spec["target"], x.shape[2:]))
+            length = scale * n_in
+        elif spec.get("scales"):
             scale = float(np.float32(spec["scales"][axis]))
             length = scale * n_in
         else:
@@ -96,8 +100,8 @@ def reference(x, spec, out_hw):
     return y.astype(x.dtype)
 
 
-def save(name, nodes, inits, opset):
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "C", "H", "W"])
+def save(name, nodes, inits, opset, shape=("N", "C", "H", "W")):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4)
     g = helper.make_graph(nodes, name, [x], [y], initializer=inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="dscc-test")
@@ -141,6 +145,10 @@ CASES = {
 
 
 def out_hw(spec, h, w):
+    if spec.get("keep"):
+        pick = min if spec["keep"] == "not_larger" else max
+        scale = pick(spec["target"][0] / h, spec["target"][1] / w)
+        return (int(math.floor(scale * h + 0.5)), int(math.floor(scale * w + 0.5)))
     if spec.get("scales"):
         s = spec["scales"]
         return (int(math.floor(h * float(np.float32(s[2])))), int(math.floor(w * float(np.float32(s[3])))))
@@ -178,6 +186,13 @@ save("linear_symmetric", [helper.make_node("Resize", ["x", "", "scales"], ["y"],
                                            coordinate_transformation_mode="half_pixel_symmetric")],
      [f32("scales", [1, 1, 1.7, 0.6])], 19)
 
+# keep_aspect_ratio_policy (opset 18, known dims only): one scale, sizes rounded, at 3x5 only.
+for keep, target in (("not_larger", (4, 6)), ("not_smaller", (6, 6))):
+    CASES["keep_" + keep] = dict(mode="linear", coord="half_pixel", keep=keep, target=target, only=(3, 5))
+    save("keep_" + keep, [helper.make_node("Resize", ["x", "", "", "sz"], ["y"], name="resize", mode="linear", axes=[2, 3],
+                                           keep_aspect_ratio_policy=keep)], [i64("sz", list(target))], 18,
+         shape=(2, 3, 3, 5))
+
 # Refused: tf_crop_and_resize, antialias, a mode ONNX does not define.
 for name, attrs in (("bad_crop", dict(coordinate_transformation_mode="tf_crop_and_resize")),
                     ("bad_antialias", dict(antialias=1, mode="linear")), ("bad_mode", dict(mode="area"))):
@@ -187,7 +202,7 @@ for name, attrs in (("bad_crop", dict(coordinate_transformation_mode="tf_crop_an
 # Inputs and expected outputs (a size that resizes to 0 elements is skipped).
 runs = []
 for name, spec in CASES.items():
-    for h, w in SIZES:
+    for h, w in [spec["only"]] if "only" in spec else SIZES:
         hw = spec.get("fixed") or out_hw(spec, h, w)
         if 0 in hw:
             continue
