@@ -1,6 +1,8 @@
 // Import-time evaluation of shape arithmetic (Shape, Gather, Concat, Slice, ...) into dim expressions, and node helpers.
 #include <onnx/onnx_pb.h>
 
+#include <cmath>
+
 #include "frontend/OnnxInternal.h"
 
 namespace dscc::frontend {
@@ -134,8 +136,9 @@ bool foldBinary(Ctx& c, const onnx::NodeProto& n, const std::string& op) {
 }
 
 // Casts and arithmetic on small float constants (a window's length from its
-// size), so the Range or shape they feed is known; computed in double and
-// rounded once to the dtype, which for one + - * / is the dtype's own result.
+// size, a grid's side as the square root of a count), so the Range or shape
+// they feed is known; computed in double and rounded once to the dtype, which
+// for one + - * / sqrt is the dtype's own result.
 bool foldFloat(Ctx& c, const onnx::NodeProto& n, const std::string& op) {
   OValue* a = input(c, n, 0);
   if (!a || a->type.rank() > 1) return false;
@@ -160,9 +163,26 @@ bool foldFloat(Ctx& c, const onnx::NodeProto& n, const std::string& op) {
   std::vector<double> r;
   bool vector = a->type.rank() == 1;
   if (op == "Cast") {
-    dt = dtypeOf(int(attrInt(n, "to", 1)));
-    if (!isFloat(dt)) return false;
+    DType to = dtypeOf(int(attrInt(n, "to", 1)));
+    if (!isFloat(to)) {
+      // A float size cast to an integer one (sqrt(positions) as a side, PyTorch's
+      // int(n ** 0.5)): truncated toward zero, and then known elements a shape can use.
+      if (!isFloat(dt) || (to != DType::I64 && to != DType::I32)) return false;
+      std::vector<int64_t> shape;
+      if (a->type.rank() == 1) shape.push_back(int64_t(x->size()));
+      auto t = std::make_shared<Tensor>(Tensor::zeros(to, shape));
+      for (size_t k = 0; k < x->size(); ++k) {
+        if (!std::isfinite((*x)[k]) || std::fabs((*x)[k]) > 9e18) return false;
+        t->setF(int64_t(k), std::trunc((*x)[k]));
+      }
+      define(c, n, 0, constantValue(t));
+      return true;
+    }
+    dt = to;
     r = *x;
+  } else if (op == "Sqrt" || op == "Floor" || op == "Ceil") {
+    if (!isFloat(dt)) return false;
+    for (double v : *x) r.push_back(op == "Sqrt" ? std::sqrt(v) : op == "Floor" ? std::floor(v) : std::ceil(v));
   } else {
     OValue* b = input(c, n, 1);
     if (!b || n.input_size() != 2 || b->type.rank() > 1 || b->type.dtype != dt || !isFloat(dt)) return false;
@@ -171,7 +191,7 @@ bool foldFloat(Ctx& c, const onnx::NodeProto& n, const std::string& op) {
     vector |= b->type.rank() == 1;
     for (size_t k = 0; k < std::max(x->size(), y->size()); ++k) {
       double p = (*x)[x->size() == 1 ? 0 : k], q = (*y)[y->size() == 1 ? 0 : k];
-      r.push_back(op == "Add" ? p + q : op == "Sub" ? p - q : op == "Mul" ? p * q : p / q);
+      r.push_back(op == "Add" ? p + q : op == "Sub" ? p - q : op == "Mul" ? p * q : op == "Pow" ? std::pow(p, q) : p / q);
     }
   }
   std::vector<int64_t> shape;
@@ -235,7 +255,10 @@ bool foldNode(Ctx& c, const onnx::NodeProto& n) {
     define(c, n, 0, *in(0));
     return true;
   }
-  if ((op == "Cast" || op == "Add" || op == "Sub" || op == "Mul" || op == "Div") && foldFloat(c, n, op)) return true;
+  if ((op == "Cast" || op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "Sqrt" ||
+       op == "Floor" || op == "Ceil") &&
+      foldFloat(c, n, op))
+    return true;
   if (op == "Cast" && hasElems(0)) {
     DType to = dtypeOf(int(attrInt(n, "to", 1)));
     if (to != DType::I64 && to != DType::I32) return false;

@@ -148,6 +148,10 @@ bool convertOpset23(Ctx& c, const onnx::NodeProto& n);
 /// Conv, MaxPool and AveragePool as `conv` and `pool` (frontend/OnnxVision.cpp); false if `n`'s op is not one of them.
 bool convertVision(Ctx& c, const onnx::NodeProto& n);
 
+/// Resize and Upsample as iota, elementwise math and gathers per resized axis
+/// (frontend/OnnxResize.cpp); false if `n`'s op is not one of them.
+bool convertResize(Ctx& c, const onnx::NodeProto& n);
+
 /// Tries to fold a node over known values (shape arithmetic); true if it did.
 bool foldNode(Ctx& c, const onnx::NodeProto& n);
 

@@ -53,7 +53,7 @@ ReduceL2 ReduceSumSquare ReduceLogSumExp ArgMax ArgMin Softmax LogSoftmax LayerN
 BatchNormalization InstanceNormalization GlobalAveragePool GlobalMaxPool MatMul Gemm Einsum Transpose Concat
 Gather Constant Reshape Flatten Squeeze Unsqueeze Expand Slice Split Tile Pad Shape Size ConstantOfShape Range
 Trilu OneHot EyeLike Identity Dropout Clip LeakyRelu PRelu Elu Selu Celu HardSigmoid HardSwish Softplus
-Softsign Mish ThresholdedRelu Gelu GatherND GatherElements Conv MaxPool AveragePool""".split())
+Softsign Mish ThresholdedRelu Gelu GatherND GatherElements Conv MaxPool AveragePool Resize Upsample""".split())
 # Tests of listed ops whose stored data contradicts their own model: refused
 # with a located error, counted apart, not failed.
 _BF16_LIKE = "its stored input 'like' is [1] where the model declares [3, 4]"
@@ -73,6 +73,7 @@ KNOWN_BAD = {
 REFUSED_FEATURES = {
     "test_maxpool_with_argmax_2d_precomputed_pads": "MaxPool's second output (Indices",
     "test_maxpool_with_argmax_2d_precomputed_strides": "MaxPool's second output (Indices",
+    "test_resize_tf_crop_and_resize": "'tf_crop_and_resize' is not supported",
 }
 # Listed ops that --symbolic-dims may refuse, and why: a dim that fixes the
 # rank of the result cannot be a symbol.
@@ -207,6 +208,8 @@ def test_model(dscc, testdir, work, compiled, extra):
     dsc = os.path.join(work, "model.dsc")
     rc, text = run([dscc, "import", model_path, "-o", dsc] + extra)
     consts = []  # --const NAME=FILE: integer inputs that must be known when importing (shapes, axes)
+    resize_scales = set(n.input[1 if n.op_type == "Upsample" or len(n.input) == 2 else 2] for n in model.graph.node
+                        if n.op_type in ("Resize", "Upsample") and len(n.input) > 1) if model else set()
     if rc == 1 and "must be known when importing" in text and sets:
         for i, pb in enumerate(sorted(glob.glob(os.path.join(sets[0], "input_*.pb")))):
             t = onnx.TensorProto()
@@ -214,7 +217,8 @@ def test_model(dscc, testdir, work, compiled, extra):
                 t.ParseFromString(f.read())
             arr = numpy_helper.to_array(t)
             name = t.name if t.name in inputs else (inputs[i] if i < len(inputs) else None)
-            if name and (arr.dtype.kind == "i" or arr.size == 1):
+            # Resize's and Upsample's scales (floats) must be known too.
+            if name and (arr.dtype.kind == "i" or arr.size == 1 or name in resize_scales):
                 npy = os.path.join(work, "const_%d.npy" % i)
                 np.save(npy, arr)
                 consts.append("--const=%s=%s" % (name, npy))
