@@ -147,6 +147,8 @@ bool convertOpset23(Ctx& c, const onnx::NodeProto& n);
 
 /// Conv, MaxPool and AveragePool as `conv` and `pool` (frontend/OnnxVision.cpp); false if `n`'s op is not one of them.
 bool convertVision(Ctx& c, const onnx::NodeProto& n);
+/// LSTM, GRU and RNN as `rnn` (frontend/OnnxRecurrent.cpp); false if `n`'s op is not one of them.
+bool convertRecurrent(Ctx& c, const onnx::NodeProto& n);
 
 /// Tries to fold a node over known values (shape arithmetic); true if it did.
 bool foldNode(Ctx& c, const onnx::NodeProto& n);
