@@ -86,10 +86,13 @@ void recurrent(NodeBuilder& b, const onnx::NodeProto& n, RnnCell cell) {
   std::vector<Value*> ops{x, w, b.in(2)};
   const bool hasH = present(n, 5), hasC = cell == RnnCell::Lstm && present(n, 6);
   // Operands are positional (x, w, r, b, initial_h, initial_c): a later one given makes the earlier ones zeros.
+  auto zeros = [&](std::vector<DimExpr> d, const char* name) {
+    return b.c.emit(OpKind::BroadcastTo, {b.k(x, 0.0)}, {}, Type{x->type.dtype, std::move(d)}, name);
+  };
   if (present(n, 3)) ops.push_back(b.in(3));
-  else if (hasH || hasC) ops.push_back(b.fill(x, 0.0, {DimExpr(dirs), DimExpr(2 * gates * hidden)}));
+  else if (hasH || hasC) ops.push_back(zeros({DimExpr(dirs), DimExpr(2 * gates * hidden)}, "zero_bias"));
   auto state = [&](int i) {
-    if (!present(n, i)) return b.fill(x, 0.0, {DimExpr(dirs), batch, DimExpr(hidden)});
+    if (!present(n, i)) return zeros({DimExpr(dirs), batch, DimExpr(hidden)}, "zero_state");
     Value* v = b.in(i);
     return layout == 1 && v->type.rank() == 3 ? b.transpose(v, {1, 0, 2}) : v;
   };
