@@ -14,15 +14,15 @@ namespace {
 
 inline float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
 
-// C [M, N] = A [M, K] * B^T (B stored [N, K], row pitch ldb) + (beta ? C : 0); K == 0 gives zeros.
+// C [M, N] (row pitch ldc) = A [M, K] * B^T (B stored [N, K], row pitch ldb); K == 0 gives zeros.
 dscc_status gemmBT(dscc_context* ctx, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
-                   int64_t ldb, float beta, float* C) {
+                   int64_t ldb, float* C, int64_t ldc) {
   if (M == 0 || N == 0) return DSCC_OK;
   if (K == 0) {
-    if (beta == 0) std::fill(C, C + M * N, 0.0f);
+    for (int64_t m = 0; m < M; ++m) std::fill(C + m * ldc, C + m * ldc + N, 0.0f);
     return DSCC_OK;
   }
-  return dscc_sgemm_strided_batched(ctx, 0, 1, M, N, K, 1.0f, A, lda, 0, B, ldb, 0, beta, C, N, 0, 1);
+  return dscc_sgemm_strided_batched(ctx, 0, 1, M, N, K, 1.0f, A, lda, 0, B, ldb, 0, 0.0f, C, ldc, 0, 1);
 }
 
 }  // namespace
@@ -72,20 +72,14 @@ extern "C" dscc_status dscc_rnn_f32(dscc_context* ctx, int32_t cell, int32_t dir
       c[k] = initial_c ? initial_c[d * N * H + k] : 0.0f;
     }
     // Every step's input projection at once: gx [S*N, GH] = x [S*N, I] * W^T.
-    if (dscc_status st = gemmBT(ctx, S * N, GH, input, x, input, wd, input, 0.0f, gx.data()); st != DSCC_OK) return st;
+    if (dscc_status st = gemmBT(ctx, S * N, GH, input, x, input, wd, input, gx.data(), GH); st != DSCC_OK) return st;
     for (int64_t s = 0; s < S; ++s) {
       const int64_t t = reverse ? S - 1 - s : s;
       float* gxt = gx.data() + t * N * GH;
       // GRU without linear_before_reset multiplies r * h before R_h: the h gate's recurrence comes later.
       const bool late = cell == 1 && !linear_before_reset;
       const int64_t rows = late ? 2 * H : GH;
-      if (N > 0) {
-        if (dscc_status st = gemmBT(ctx, N, rows, H, h.data(), H, rd, H, 0.0f, gh.data()); st != DSCC_OK) return st;
-        // gemmBT wrote gh as [N, rows]; spread to [N, GH] rows when rows < GH (backwards: no overwrite).
-        if (rows != GH)
-          for (int64_t n = N; n-- > 0;)
-            for (int64_t g = rows; g-- > 0;) gh[n * GH + g] = gh[n * rows + g];
-      }
+      if (dscc_status st = gemmBT(ctx, N, rows, H, h.data(), H, rd, H, gh.data(), GH); st != DSCC_OK) return st;
       for (int64_t n = 0; n < N; ++n) {
         float* gxn = gxt + n * GH;
         float* ghn = gh.data() + n * GH;
@@ -111,14 +105,12 @@ extern "C" dscc_status dscc_rnn_f32(dscc_context* ctx, int32_t cell, int32_t dir
           for (int64_t n = 0; n < N; ++n)
             for (int64_t k = 0; k < H; ++k)
               tmp[n * H + k] = sigmoid(gxt[n * GH + H + k] + gh[n * GH + H + k]) * h[n * H + k];
-          for (int64_t n = 0; n < N; ++n) {
-            if (dscc_status st = gemmBT(ctx, 1, H, H, tmp.data() + n * H, H, rd + 2 * H * H, H, 0.0f,
-                                        gh.data() + n * GH + 2 * H);
-                st != DSCC_OK)
-              return st;
-            if (rb)
+          if (dscc_status st = gemmBT(ctx, N, H, H, tmp.data(), H, rd + 2 * H * H, H, gh.data() + 2 * H, GH);
+              st != DSCC_OK)
+            return st;
+          if (rb)
+            for (int64_t n = 0; n < N; ++n)
               for (int64_t k = 0; k < H; ++k) gh[n * GH + 2 * H + k] += rb[2 * H + k];
-          }
         }
         for (int64_t n = 0; n < N; ++n)
           for (int64_t k = 0; k < H; ++k) {
