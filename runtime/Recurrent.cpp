@@ -47,7 +47,9 @@ extern "C" dscc_status dscc_rnn_f32(dscc_context* ctx, int32_t cell, int32_t dir
     return fail(ctx, DSCC_INVALID_ARGUMENT,
                 std::string(fn) + ": sizes out of range (seq " + std::to_string(seq) + ", batch " + std::to_string(batch) +
                     ", input " + std::to_string(input) + ", hidden " + std::to_string(hidden) + ")");
-  if (!w || !r || !y || (seq * batch * input > 0 && !x))
+  // Empty tensors may be NULL (a vector's data() is): x and w without input features, y without steps or batch.
+  const int64_t yElems = (output == 0 ? seq : 1) * batch;
+  if (!r || (input > 0 && !w) || (yElems > 0 && !y) || (seq * batch * input > 0 && !x))
     return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(fn) + ": x, w, r and y must not be NULL");
   const int64_t D = direction == 2 ? 2 : 1, G = cell == 0 ? 4 : cell == 1 ? 3 : 1, H = hidden, N = batch, S = seq;
   const int64_t GH = G * H;
