@@ -101,6 +101,8 @@ class HostEmitter {
   std::string emitKernel(const Operation& op);
   /// A conv or pool kernel: one dscc_conv_f32 / dscc_pool_f32 call (cpu/HostWindow.cpp).
   std::string emitWindowKernel(const Operation& op, const KernelPlan& k);
+  /// An rnn kernel: one dscc_rnn_f32 call (cpu/HostRecurrent.cpp).
+  std::string emitRnnKernel(const Operation& op, const KernelPlan& k);
   // The dscc_kernel_info constant of one launch of `k` (runtime/dscc_generated.h):
   // `function` (its version `version`) or a library call ("sgemm", "copy").
   // `countBytes` false: the launch reports no traffic (a RowSplit combine; the first launch counts the kernel's).

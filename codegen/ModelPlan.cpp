@@ -419,6 +419,10 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
       k.window = std::make_shared<WindowPlan>();
       why = planWindowKernel(*op, opts.gpu, *k.window);
       k.hasKernel = false;
+    } else if (isRnnKernel(*op)) {
+      k.rnn = std::make_shared<RnnPlan>();
+      why = planRnnKernel(*op, opts.gpu, *k.rnn);
+      k.hasKernel = false;
     } else {
       k.gemm = std::make_shared<GemmPlan>();
       why = planLibraryKernel(*op, &solver, *k.gemm);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/Kernel.h"
+#include "codegen/RecurrentPlan.h"
 #include "codegen/WindowPlan.h"
 #include "ir/IR.h"
 #include "ir/KernelKind.h"
@@ -80,6 +81,8 @@ struct KernelPlan {
   std::shared_ptr<GemmPlan> gemm;
   /// For library kernels of a conv or pool: the runtime call (then gemm is null and hasKernel false).
   std::shared_ptr<WindowPlan> window;
+  /// For library kernels of an rnn: the runtime call (then gemm is null and hasKernel false).
+  std::shared_ptr<RnnPlan> rnn;
   /// `dscc compile --tuning`: a configuration per size range; null when untuned.
   std::shared_ptr<const KernelTuningPlan> tuning;
   /// Elements per parallel task of an untuned CPU launch (kernelChunkElements).

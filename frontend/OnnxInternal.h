@@ -147,6 +147,8 @@ bool convertOpset23(Ctx& c, const onnx::NodeProto& n);
 
 /// Conv, MaxPool and AveragePool as `conv` and `pool` (frontend/OnnxVision.cpp); false if `n`'s op is not one of them.
 bool convertVision(Ctx& c, const onnx::NodeProto& n);
+/// LSTM, GRU and RNN as `rnn` (frontend/OnnxRecurrent.cpp); false if `n`'s op is not one of them.
+bool convertRecurrent(Ctx& c, const onnx::NodeProto& n);
 
 /// Resize and Upsample as iota, elementwise math and gathers per resized axis
 /// (frontend/OnnxResize.cpp); false if `n`'s op is not one of them.

@@ -142,6 +142,7 @@ bool convertMore(Ctx& c, const onnx::NodeProto& n) {
   if (convertOpset23(c, n)) return true;
   if (convertVision(c, n)) return true;
   if (convertResize(c, n)) return true;
+  if (convertRecurrent(c, n)) return true;
   B b{c, n};
   const std::string& op = n.op_type();
   if (op == "If") {

@@ -25,7 +25,7 @@ enum class OpKind {
 /// Groups of ops that share verification, inference and printing rules.
 enum class OpCategory {
   Unary, Cast, Binary, Logical, Compare, Select, Reduce, ArgMax, Softmax, LayerNorm,
-  Matmul, Conv, Pool, Reshape, Transpose, BroadcastTo, Concat, Slice, Gather, Iota, Constant, Dim, Check, Fusion
+  Matmul, Conv, Pool, Recurrent, Reshape, Transpose, BroadcastTo, Concat, Slice, Gather, Iota, Constant, Dim, Check, Fusion
 };
 
 /// The element dtypes an op is defined on (its first operand's): the

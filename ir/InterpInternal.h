@@ -98,6 +98,9 @@ bool runPool(OpCtx& c, std::vector<Tensor>& out);
 /// For a conv or pool: false (reported) when a window is larger than the padded input; true for other ops.
 bool windowFitsAtRunTime(OpCtx& c);
 
+/// Recurrent layers (InterpRecurrent.cpp): ONNX LSTM/GRU/RNN time loops, computed in f64.
+bool runRnn(OpCtx& c, std::vector<Tensor>& out);
+
 /// Data movement and values (InterpData.cpp).
 bool runReshape(OpCtx& c, std::vector<Tensor>& out);
 bool runTranspose(OpCtx& c, std::vector<Tensor>& out);

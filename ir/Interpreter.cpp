@@ -303,6 +303,7 @@ bool dispatch(OpCtx& c, std::vector<Tensor>& out) {
     case OpCategory::Matmul: return runMatmul(c, out);
     case OpCategory::Conv: return runConv(c, out);
     case OpCategory::Pool: return runPool(c, out);
+    case OpCategory::Recurrent: return runRnn(c, out);
     case OpCategory::Reshape: return runReshape(c, out);
     case OpCategory::Transpose: return runTranspose(c, out);
     case OpCategory::BroadcastTo: return runBroadcastTo(c, out);

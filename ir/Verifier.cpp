@@ -273,6 +273,7 @@ bool OpChecker::run() {
     case OpCategory::Matmul: return inferMatmul() && ok_;
     case OpCategory::Conv: return inferConv() && ok_;
     case OpCategory::Pool: return inferPool() && ok_;
+    case OpCategory::Recurrent: return inferRnn() && ok_;
     case OpCategory::Reshape: return inferReshape() && ok_;
     case OpCategory::Transpose: return inferTranspose() && ok_;
     case OpCategory::BroadcastTo: return inferBroadcastTo() && ok_;

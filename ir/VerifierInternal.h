@@ -63,6 +63,8 @@ class OpChecker {
   bool windowAttrs(size_t spatial, WindowAttrs& a);
   /// The window along spatial dim `i` fits in the padded input: proved, a compile error, or a run-time check.
   bool windowFits(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k);
+  // Recurrent layers (VerifyRecurrent.cpp).
+  bool inferRnn();
   bool inferReshape();
   bool inferTranspose();
   bool inferBroadcastTo();

@@ -31,7 +31,8 @@ Cls classify(const Operation& op, const std::set<const Operation*>& freeSet) {
   if (opPattern(op) == OpPattern::Reduction) return Cls::Reduction;
   switch (op.info().category) {
     case OpCategory::Softmax: case OpCategory::LayerNorm: return Cls::Composite;
-    case OpCategory::Matmul: case OpCategory::Conv: case OpCategory::Pool: return Cls::Matmul;  // library calls
+    case OpCategory::Matmul: case OpCategory::Conv: case OpCategory::Pool: case OpCategory::Recurrent:
+      return Cls::Matmul;  // library calls
     default: return Cls::Elementwise;
   }
 }

@@ -55,6 +55,16 @@ KernelExplain explainOne(const codegen::KernelPlan& k, size_t index, const DimBi
     e.text = out.str();
     return e;
   }
+  if (k.rnn) {
+    // An rnn: one runtime call (a loop over time steps with sgemm), no generated kernel.
+    const codegen::RnnPlan& r = *k.rnn;
+    e.blas = std::string("dscc_rnn_f32: ") + rnnCellName(r.attrs.cell) + " " + rnnDirectionName(r.attrs.direction) +
+             " seq " + value(r.seq, env) + " batch " + value(r.batch, env) + " input " + value(r.input, env) +
+             " hidden " + std::to_string(r.attrs.hidden) + " output " + rnnOutputName(r.attrs.output);
+    out << "    runtime " << e.blas << "\n";
+    e.text = out.str();
+    return e;
+  }
   if (k.gemm) {
     const codegen::GemmPlan& g = *k.gemm;
     std::string batch;

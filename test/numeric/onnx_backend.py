@@ -53,7 +53,7 @@ ReduceL2 ReduceSumSquare ReduceLogSumExp ArgMax ArgMin Softmax LogSoftmax LayerN
 BatchNormalization InstanceNormalization GlobalAveragePool GlobalMaxPool MatMul Gemm Einsum Transpose Concat
 Gather Constant Reshape Flatten Squeeze Unsqueeze Expand Slice Split Tile Pad Shape Size ConstantOfShape Range
 Trilu OneHot EyeLike Identity Dropout Clip LeakyRelu PRelu Elu Selu Celu HardSigmoid HardSwish Softplus
-Softsign Mish ThresholdedRelu Gelu GatherND GatherElements Conv MaxPool AveragePool Resize Upsample""".split())
+Softsign Mish ThresholdedRelu Gelu GatherND GatherElements Conv MaxPool AveragePool Resize Upsample LSTM GRU RNN""".split())
 # Tests of listed ops whose stored data contradicts their own model: refused
 # with a located error, counted apart, not failed.
 _BF16_LIKE = "its stored input 'like' is [1] where the model declares [3, 4]"
@@ -74,6 +74,8 @@ REFUSED_FEATURES = {
     "test_maxpool_with_argmax_2d_precomputed_pads": "MaxPool's second output (Indices",
     "test_maxpool_with_argmax_2d_precomputed_strides": "MaxPool's second output (Indices",
     "test_resize_tf_crop_and_resize": "'tf_crop_and_resize' is not supported",
+    # sequence_lens (per-batch lengths) and peepholes (P) are refused at the node (docs/onnx.md).
+    "test_lstm_with_peepholes": "input 'sequence_lens'",
 }
 # Listed ops that --symbolic-dims may refuse, and why: a dim that fixes the
 # rank of the result cannot be a symbol.

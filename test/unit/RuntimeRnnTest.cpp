@@ -1,0 +1,160 @@
+// dscc_rnn_f32 against a double-precision reference of ONNX's equations: every cell, direction and output, with
+// and without bias and initial states, 1 and 3 threads, an empty sequence; bad arguments with their messages.
+//
+// Tolerance: |got - want| <= 1e-5 + 1e-5 * |want| (values in [-1, 1]; f32 against f64). Outputs are pre-filled
+// with NaN so an element the call skips fails.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/dscc_runtime.h"
+
+namespace {
+
+struct ContextDeleter {
+  void operator()(dscc_context* ctx) const { dscc_context_release(ctx); }
+};
+using ContextPtr = std::unique_ptr<dscc_context, ContextDeleter>;
+
+double sig(double v) { return 1.0 / (1.0 + std::exp(-v)); }
+
+struct Case {
+  int cell, direction, lbr, output;
+  int64_t S, N, I, H;
+  bool bias, states;
+};
+
+// ONNX's equations in f64, written independently of runtime/Recurrent.cpp (per element, no gate matrices).
+std::vector<double> reference(const Case& c, const std::vector<float>& x, const std::vector<float>& w,
+                              const std::vector<float>& r, const std::vector<float>* b, const std::vector<float>* h0,
+                              const std::vector<float>* c0) {
+  const int64_t D = c.direction == 2 ? 2 : 1, G = c.cell == 0 ? 4 : c.cell == 1 ? 3 : 1, H = c.H, N = c.N, I = c.I;
+  std::vector<double> y(c.output == 0 ? c.S * D * N * H : D * N * H);
+  for (int64_t d = 0; d < D; ++d) {
+    std::vector<double> h(N * H), cs(N * H);
+    for (int64_t k = 0; k < N * H; ++k) {
+      h[k] = h0 ? (*h0)[d * N * H + k] : 0;
+      cs[k] = c0 ? (*c0)[d * N * H + k] : 0;
+    }
+    auto xw = [&](int64_t t, int64_t n, int64_t g) {  // x_t W_g^T + Wb_g for gate row g
+      double s = b ? (*b)[d * 2 * G * H + g] : 0;
+      for (int64_t i = 0; i < I; ++i) s += double(x[(t * N + n) * I + i]) * w[(d * G * H + g) * I + i];
+      return s;
+    };
+    auto hr = [&](const std::vector<double>& v, int64_t n, int64_t g) {  // v_n R_g^T + Rb_g
+      double s = b ? (*b)[d * 2 * G * H + G * H + g] : 0;
+      for (int64_t j = 0; j < H; ++j) s += v[n * H + j] * r[(d * G * H + g) * H + j];
+      return s;
+    };
+    for (int64_t s = 0; s < c.S; ++s) {
+      int64_t t = (c.direction == 1 || d == 1) ? c.S - 1 - s : s;
+      std::vector<double> nh(N * H);
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < H; ++k) {
+          if (c.cell == 0) {
+            double i = sig(xw(t, n, k) + hr(h, n, k)), o = sig(xw(t, n, H + k) + hr(h, n, H + k));
+            double f = sig(xw(t, n, 2 * H + k) + hr(h, n, 2 * H + k));
+            double g = std::tanh(xw(t, n, 3 * H + k) + hr(h, n, 3 * H + k));
+            cs[n * H + k] = f * cs[n * H + k] + i * g;
+            nh[n * H + k] = o * std::tanh(cs[n * H + k]);
+          } else if (c.cell == 1) {
+            double z = sig(xw(t, n, k) + hr(h, n, k));
+            double hh;
+            if (c.lbr) {
+              hh = std::tanh(xw(t, n, 2 * H + k) + sig(xw(t, n, H + k) + hr(h, n, H + k)) * hr(h, n, 2 * H + k));
+            } else {
+              std::vector<double> rh(N * H);
+              for (int64_t j = 0; j < H; ++j) rh[n * H + j] = sig(xw(t, n, H + j) + hr(h, n, H + j)) * h[n * H + j];
+              hh = std::tanh(xw(t, n, 2 * H + k) + hr(rh, n, 2 * H + k));
+            }
+            nh[n * H + k] = (1 - z) * hh + z * h[n * H + k];
+          } else {
+            nh[n * H + k] = std::tanh(xw(t, n, k) + hr(h, n, k));
+          }
+        }
+      h = nh;
+      if (c.output == 0)
+        for (int64_t k = 0; k < N * H; ++k) y[((t * D + d) * N) * H + k] = h[k];
+    }
+    if (c.output != 0)
+      for (int64_t k = 0; k < N * H; ++k) y[d * N * H + k] = c.output == 1 ? h[k] : cs[k];
+  }
+  return y;
+}
+
+void check(const Case& c, int threads) {
+  const int64_t D = c.direction == 2 ? 2 : 1, G = c.cell == 0 ? 4 : c.cell == 1 ? 3 : 1;
+  std::mt19937 gen(static_cast<unsigned>(c.S * 131 + c.N * 17 + c.cell * 7 + c.direction));
+  std::uniform_real_distribution<float> u(-1, 1);
+  auto fill = [&](int64_t n) {
+    std::vector<float> v(n);
+    for (float& e : v) e = u(gen);
+    return v;
+  };
+  auto x = fill(c.S * c.N * c.I), w = fill(D * G * c.H * c.I), r = fill(D * G * c.H * c.H), b = fill(D * 2 * G * c.H);
+  auto h0 = fill(D * c.N * c.H), c0 = fill(D * c.N * c.H);
+  std::vector<double> want = reference(c, x, w, r, c.bias ? &b : nullptr, c.states ? &h0 : nullptr,
+                                       c.states && c.cell == 0 ? &c0 : nullptr);
+  std::vector<float> y(want.size(), NAN);
+  ContextPtr ctx(dscc_context_create(threads));
+  ASSERT_EQ(dscc_rnn_f32(ctx.get(), c.cell, c.direction, c.lbr, c.output, c.S, c.N, c.I, c.H, x.data(), w.data(),
+                         r.data(), c.bias ? b.data() : nullptr, c.states ? h0.data() : nullptr,
+                         c.states && c.cell == 0 ? c0.data() : nullptr, y.data()),
+            DSCC_OK)
+      << dscc_status_message(ctx.get());
+  for (size_t i = 0; i < y.size(); ++i)
+    ASSERT_LE(std::abs(y[i] - want[i]), 1e-5 + 1e-5 * std::abs(want[i]))
+        << "cell " << c.cell << " direction " << c.direction << " lbr " << c.lbr << " output " << c.output << " S "
+        << c.S << " N " << c.N << " element " << i << ": " << y[i] << " vs " << want[i];
+}
+
+}  // namespace
+
+TEST(RuntimeRnn, MatchesReference) {
+  for (int cell = 0; cell < 3; ++cell)
+    for (int direction = 0; direction < 3; ++direction)
+      for (int output = 0; output < (cell == 0 ? 3 : 2); ++output)
+        for (int lbr = 0; lbr < (cell == 1 ? 2 : 1); ++lbr) {
+          check({cell, direction, lbr, output, 5, 3, 4, 6, true, true}, 1);
+          check({cell, direction, lbr, output, 1, 1, 2, 3, false, false}, 3);
+          check({cell, direction, lbr, output, 7, 4, 1, 2, true, false}, 3);
+        }
+}
+
+TEST(RuntimeRnn, EmptySequenceGivesInitialState) {
+  check({0, 2, 0, 1, 0, 2, 3, 4, true, true}, 2);  // y_h = initial_h
+  check({0, 2, 0, 2, 0, 2, 3, 4, true, true}, 2);  // y_c = initial_c
+  check({1, 0, 0, 0, 0, 2, 3, 4, true, false}, 2);  // y empty
+}
+
+TEST(RuntimeRnn, BadArguments) {
+  ContextPtr ctx(dscc_context_create(1));
+  std::vector<float> x(24, 0.5f), w(64, 0.5f), r(64, 0.5f), y(64);
+  EXPECT_EQ(dscc_rnn_f32(nullptr, 0, 0, 0, 0, 2, 3, 4, 4, x.data(), w.data(), r.data(), nullptr, nullptr, nullptr,
+                         y.data()),
+            DSCC_INVALID_ARGUMENT);
+  EXPECT_EQ(dscc_rnn_f32(ctx.get(), 3, 0, 0, 0, 2, 3, 4, 4, x.data(), w.data(), r.data(), nullptr, nullptr, nullptr,
+                         y.data()),
+            DSCC_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dscc_status_message(ctx.get())).find("cell, direction or output out of range"), std::string::npos);
+  // y_c needs an lstm.
+  EXPECT_EQ(dscc_rnn_f32(ctx.get(), 1, 0, 0, 2, 2, 3, 4, 4, x.data(), w.data(), r.data(), nullptr, nullptr, nullptr,
+                         y.data()),
+            DSCC_INVALID_ARGUMENT);
+  EXPECT_EQ(dscc_rnn_f32(ctx.get(), 0, 0, 0, 0, -1, 3, 4, 4, x.data(), w.data(), r.data(), nullptr, nullptr, nullptr,
+                         y.data()),
+            DSCC_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dscc_status_message(ctx.get())).find("sizes out of range"), std::string::npos);
+  EXPECT_EQ(dscc_rnn_f32(ctx.get(), 0, 0, 0, 0, 2, 3, 4, 0, x.data(), w.data(), r.data(), nullptr, nullptr, nullptr,
+                         y.data()),
+            DSCC_INVALID_ARGUMENT);
+  EXPECT_EQ(dscc_rnn_f32(ctx.get(), 0, 0, 0, 0, 2, 3, 4, 4, x.data(), nullptr, r.data(), nullptr, nullptr, nullptr,
+                         y.data()),
+            DSCC_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dscc_status_message(ctx.get())).find("must not be NULL"), std::string::npos);
+}
