@@ -53,6 +53,24 @@ std::string checkAxis(int i, Axis& a) {
   return "";
 }
 
+/// The spatial axes of a conv or pool call (kernel sizes `k`), each checked by
+/// checkAxis, and the element counts of the input and output: "" or why not.
+std::string windowAxes(int n_spatial, const int64_t* x_dims, const int64_t* y_dims, const int64_t* k,
+                       const int64_t* strides, const int64_t* dilations, const int64_t* pads_begin,
+                       const int64_t* pads_end, std::vector<Axis>& ax, int64_t& inN, int64_t& outN) {
+  ax.assign(static_cast<size_t>(n_spatial), Axis{});
+  for (int i = 0; i < n_spatial; ++i) {
+    ax[i] = {x_dims[2 + i], y_dims[2 + i], k[i], strides[i], dilations[i], pads_begin[i], pads_end[i], 0};
+    if (std::string e = checkAxis(i, ax[i]); !e.empty()) return e;
+  }
+  inN = outN = 1;
+  for (int i = 0; i < n_spatial + 2; ++i) {
+    inN *= x_dims[i];
+    outN *= y_dims[i];
+  }
+  return "";
+}
+
 #ifdef DSCC_HAVE_DNNL
 
 dnnl::engine& cpu() {
@@ -165,19 +183,15 @@ extern "C" dscc_status dscc_conv_f32(dscc_context* ctx, int32_t n_spatial, const
   if (group < 1 || N < 0 || C < 0 || M < 0 || C % group || M % group || w_dims[1] * group != C || y_dims[0] != N ||
       y_dims[1] != M)
     return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(fn) + ": channels do not match" + shapes);
-  std::vector<Axis> ax(static_cast<size_t>(n_spatial));
-  for (int i = 0; i < n_spatial; ++i) {
-    ax[i] = {x_dims[2 + i], y_dims[2 + i], w_dims[2 + i], strides[i], dilations[i], pads_begin[i], pads_end[i], 0};
-    if (std::string e = dscc::runtime::checkAxis(i, ax[i]); !e.empty())
-      return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(fn) + ": " + e + shapes);
-  }
-  int64_t outN = 1;
-  for (int i = 0; i < r; ++i) outN *= y_dims[i];
+  std::vector<Axis> ax;
+  int64_t inN = 0, outN = 0;
+  if (std::string e = dscc::runtime::windowAxes(n_spatial, x_dims, y_dims, w_dims + 2, strides, dilations, pads_begin,
+                                                pads_end, ax, inN, outN);
+      !e.empty())
+    return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(fn) + ": " + e + shapes);
   if (outN == 0) return DSCC_OK;
   // An empty input (no channels, or a spatial size of 0 that the padding makes up for): every window reads
   // only zeros of the padding, so each output is its bias; oneDNN takes no empty tensors.
-  int64_t inN = 1;
-  for (int i = 0; i < r; ++i) inN *= x_dims[i];
   if (inN == 0) {
     const int64_t plane = outN / (N * M);
     for (int64_t q = 0; q < outN; ++q) y[q] = bias ? bias[q / plane % M] : 0.0f;
@@ -268,19 +282,15 @@ extern "C" dscc_status dscc_pool_f32(dscc_context* ctx, int32_t n_spatial, int32
                              ", kernel " + dscc::runtime::str(kernel, n_spatial) + ")";
   if (N < 0 || C < 0 || y_dims[0] != N || y_dims[1] != C)
     return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(fn) + ": batch or channels differ" + shapes);
-  std::vector<Axis> ax(static_cast<size_t>(n_spatial));
-  for (int i = 0; i < n_spatial; ++i) {
-    ax[i] = {x_dims[2 + i], y_dims[2 + i], kernel[i], strides[i], dilations[i], pads_begin[i], pads_end[i], 0};
-    if (std::string e = dscc::runtime::checkAxis(i, ax[i]); !e.empty())
-      return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(fn) + ": " + e + shapes);
-  }
-  int64_t outN = 1;
-  for (int i = 0; i < r; ++i) outN *= y_dims[i];
+  std::vector<Axis> ax;
+  int64_t inN = 0, outN = 0;
+  if (std::string e = dscc::runtime::windowAxes(n_spatial, x_dims, y_dims, kernel, strides, dilations, pads_begin,
+                                                pads_end, ax, inN, outN);
+      !e.empty())
+    return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(fn) + ": " + e + shapes);
   if (outN == 0) return DSCC_OK;
   // An empty input (a spatial size of 0 the padding makes up for): windows hold no input point, so a max is
   // -inf, an average 0/0 (NaN), or 0 over the padded points it counts with count_include_pad.
-  int64_t inN = 1;
-  for (int i = 0; i < r; ++i) inN *= x_dims[i];
   if (inN == 0) {
     const float v = kind == 0 ? -INFINITY : count_include_pad ? 0.0f : NAN;
     for (int64_t q = 0; q < outN; ++q) y[q] = v;
