@@ -1,0 +1,64 @@
+"""Conv and pool for the random program generator (random_programs.py --windows): a mixin of its Gen, which gives
+it `r` (the seeded random.Random), `syms`, `arg`, `emit` and `op_unary`."""
+
+
+class WindowOps:
+    def op_window(self, x, dims):
+        """conv or pool of x read as [N, C, spatial...] (1-D or 2-D). Symbolic spatial dims keep their size
+        (stride 1, pads that add up to the span less one, or SAME when the dim may be 0); static ones take any
+        stride, dilation, pads and (pool) ceil mode, the result size computed here by the rule of docs/ir.md."""
+        simple = all(d.isdigit() or d in self.syms for d in dims)
+        if len(dims) not in (3, 4) or not simple or dims[1] == "N":
+            return self.op_unary(x, dims)
+        sp = dims[2:]
+        n = len(sp)
+        maybe_zero = any(d in self.syms and self.syms[d][0] == 0 for d in sp)
+        is_conv = self.r.random() < 0.6
+        kind = self.r.choice(["max", "avg"])
+        ks, st, dil, pb, pe, out = [], [], [], [], [], []
+        ceil = not is_conv and all(d.isdigit() for d in sp) and self.r.random() < 0.4
+        for d in sp:
+            if maybe_zero:
+                k = self.r.choice([1, 2, 3])
+                ks.append(k), st.append(1), dil.append(1), pb.append(0), pe.append(0), out.append(d)
+                continue
+            if d.isdigit():
+                D = int(d)
+                while True:
+                    k, s, dl = self.r.choice([1, 2, 3]), self.r.choice([1, 1, 2]), self.r.choice([1, 1, 2])
+                    b, e = self.r.randint(0, k - 1), self.r.randint(0, k - 1)
+                    span = dl * (k - 1) + 1
+                    if span <= D + b + e:
+                        break
+                room = D + b + e - span
+                o = (min(-(-room // s), (D + b - 1) // s) if ceil else room // s) + 1
+                ks.append(k), st.append(s), dil.append(dl), pb.append(b), pe.append(e), out.append(str(o))
+                continue
+            k, dl, b, e = self.r.choice([(3, 1, 1, 1), (3, 1, 0, 2), (1, 1, 0, 0), (2, 1, 1, 0), (2, 1, 0, 1),
+                                         (2, 2, 1, 1), (3, 2, 2, 2)])
+            ks.append(k), st.append(1), dil.append(dl), pb.append(b), pe.append(e), out.append(d)
+        attrs = []
+        if any(s != 1 for s in st):
+            attrs.append("strides = [%s]" % ", ".join(map(str, st)))
+        if any(x != 1 for x in dil):
+            attrs.append("dilations = [%s]" % ", ".join(map(str, dil)))
+        if maybe_zero:
+            attrs.append('auto_pad = "%s"' % self.r.choice(["same_upper", "same_lower"]))
+        elif any(pb + pe):
+            attrs.append("pads = [%s]" % ", ".join(map(str, pb + pe)))
+        C = dims[1]
+        if not is_conv:
+            head = ['kind = "%s"' % kind, "kernel_shape = [%s]" % ", ".join(map(str, ks))]
+            if ceil:
+                attrs.append("ceil_mode = true")
+            if kind == "avg" and self.r.random() < 0.5:
+                attrs.append("count_include_pad = true")
+            self.emit("pool %%%s {%s}" % (x, ", ".join(head + attrs)), dims[:2] + out)
+            return
+        m = self.r.choice(["2", "3", C])
+        group = int(C) if C.isdigit() and m == C and int(C) > 1 and self.r.random() < 0.5 else 1
+        if group > 1:
+            attrs.append("group = %d" % group)
+        w = self.arg([m, "1" if group > 1 else C] + [str(k) for k in ks])
+        b = ", %%%s" % self.arg([m]) if self.r.random() < 0.5 else ""
+        self.emit("conv %%%s, %%%s%s%s" % (x, w, b, " {%s}" % ", ".join(attrs) if attrs else ""), [dims[0], m] + out)
