@@ -1,21 +1,22 @@
-// Generic kernels (`fusion {kind = "generic"}`): any ops, lowered by one element generator over the ops' index maps.
+// The element generator: the value of any kernel-body value at an index, through the ops' index maps (internal to codegen/).
 //
 // The generator computes "the value of %v at index i" for every op of the IR
 // that can sit in a kernel (elementwise, broadcast, reshape, transpose,
-// slice, concat, gather, iota, reductions over any axes, argmax), as XLA's
-// elemental emitter does: each op asks its operands for the elements its
-// index map (ir/IndexMap.h) names, values are memoised per (value, index)
-// within the scope where they dominate, and reductions open a loop nest over
-// their reduced axes with the kept ones taken from the output index.
+// slice, concat, gather, iota, reductions over any axes, argmax, a matmul as
+// a loop over K), as XLA's elemental emitter does: each op asks its operands
+// for the elements its index map (ir/IndexMap.h) names, values are memoised
+// per (value, index) within the scope where they dominate, and reductions
+// open a loop nest over their reduced axes with the kept ones taken from the
+// output index.
 //
-// A unit is one element of one result: the results are laid end to end, so
-// units = the sum of their element counts, and [begin, end) covers pieces of
-// each (the KernelFn convention of codegen/Kernel.h). The kernel has two
-// versions: "generic" and, when every flat count may fit in int32, "i32"
-// (the row and tile splits of the flat index divide in 32 bits; the ops'
-// maps stay 64-bit). It is the path for what the specialised kernels
-// (loop, stitch, input) do not cover, and the worst case is "not fused",
-// never "not compiled".
+// Every kernel form is a schedule around this one generator: the form lays
+// out the loops, tiles, vector lanes and index width, and asks for the
+// element of each result at the index it has reached. How the kernel's
+// inputs are read is the schedule's part (ElementSource), because that is
+// where forms differ: the generic form (GenericKernel.cpp) linearises a full
+// index into each input; loop rows (KernelLowering.cpp) read through row
+// pointers whose strides were merged across dims, and hand the generator
+// only the position along the row.
 //
 // Numerics are the interpreter's: elementwise ops through ElementOps, float
 // sums, means and products accumulated in f64 in row-major order of the
@@ -27,26 +28,133 @@
 // the type's min/max), argmax of nothing 0, an integer mean of nothing 0.
 #pragma once
 
-#include <string>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
 
-#include "codegen/Kernel.h"
+#include <llvm/IR/IRBuilder.h>
+
 #include "ir/IR.h"
 
 namespace dscc::codegen {
 
-class CodeModule;
+class DimEmitter;
+struct LlvmArith;
 
-/// Checks that `fusion` can be lowered as a generic kernel (whatever its
-/// kind attribute says) and describes its interface. Returns "" or why not
-/// (an op no kernel can hold: matmul, composites not yet decomposed,
-/// constants inside the body). `tiles`: a kernel whose transpose moves the
-/// last axis walks its results in tiles (the CPU's caches); false gives one
-/// element per unit (the GPU: a thread per element, neighbours coalesced).
-std::string describeGenericKernel(const Operation& fusion, KernelInterface& out, bool tiles = true);
+/// An index of a value: one i64 per dim, outermost first. A schedule whose
+/// source reads every value aligned (ElementSource::aligned) may use a
+/// shorter index of its own (a loop row's position).
+using ElementIndex = std::vector<llvm::Value*>;
 
-/// Lowers `fusion` as a generic kernel to function `name` (KernelFn) in `m`;
-/// `tiles` as for describeGenericKernel (they must agree).
-LoweredKernel lowerGenericKernel(const Operation& fusion, CodeModule& m, const std::string& name,
-                                 const KernelVariant& v = {}, bool tiles = true);
+/// The schedule's part of element access: how a kernel reads its inputs.
+class ElementSource {
+ public:
+  virtual ~ElementSource() = default;
+
+  /// The element of kernel input `v` (an operand of the fusion) at `idx`, in
+  /// register form.
+  virtual llvm::Value* load(const Value* v, const ElementIndex& idx) = 0;
+
+  /// True when every value of the kernel is read at the schedule's element:
+  /// an elementwise op's operands are asked at its own index, and the loads
+  /// place broadcast operands (loop rows). False: at their broadcast source
+  /// (ir/IndexMap.h), the generator's index maps.
+  virtual bool aligned() const { return false; }
+};
+
+/// The generator of one kernel's elements. Build it, call prepareIndexing
+/// in the kernel's setup block when the kernel holds more than elementwise
+/// ops (or its schedule needs dims), then gen() wherever an element is needed.
+class ElementGenerator {
+ public:
+  /// The generator of `fusion`'s body values, emitting with `b`; inputs read through `src`.
+  ElementGenerator(const Operation& fusion, llvm::IRBuilderBase& b, ElementSource& src);
+  ~ElementGenerator();
+  ElementGenerator(const ElementGenerator&) = delete;
+  ElementGenerator& operator=(const ElementGenerator&) = delete;
+
+  /// Emits, at the builder's insertion point (a kernel's setup block, which
+  /// dominates every element), the dims of every operand, body value and
+  /// result, the starts of slices, and the pointers to the input and output
+  /// buffers (`inputs[k]`, `outputs[i]`: the KernelFn convention); `entry`
+  /// is the function's entry block, where accumulators get their slots. The
+  /// ops that move data and reductions need it.
+  void prepareIndexing(DimEmitter& dims, llvm::BasicBlock* entry, llvm::Value* inputs, llvm::Value* outputs);
+
+  /// The value of `v` at `idx`, in register form, memoised in the innermost scope.
+  llvm::Value* gen(const Value* v, const ElementIndex& idx);
+
+  /// Dim `d` of `v` (after prepareIndexing).
+  llvm::Value* dim(const Value* v, size_t d) const { return dims_.at(v).at(d); }
+
+  /// The row-major flat index of `idx` in the dims of `v` (after prepareIndexing).
+  llvm::Value* linearIndex(const Value* v, const ElementIndex& idx);
+
+  /// The buffer of kernel input `v` / of result `i` (after prepareIndexing).
+  llvm::Value* inputBuffer(const Value* v) const;
+  llvm::Value* outputBuffer(size_t i) const { return out_.at(i); }
+
+  /// A new innermost memo scope: values generated until popScope are
+  /// forgotten then (they do not dominate what follows the scope's code).
+  void pushScope() { scopes_.emplace_back(); }
+  void popScope() { scopes_.pop_back(); }
+
+  /// for (x = lo; x < hi; x = body(x)), the body in its own memo scope;
+  /// leaves the builder after the loop.
+  template <class Body>
+  void forStep(llvm::Value* lo, llvm::Value* hi, const std::string& name, Body body) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* head = llvm::BasicBlock::Create(ctx_, name, fn);
+    auto* loop = llvm::BasicBlock::Create(ctx_, name + ".body", fn);
+    auto* exit = llvm::BasicBlock::Create(ctx_, name + ".end", fn);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode* x = b_.CreatePHI(b_.getInt64Ty(), 2, name + ".x");
+    x->addIncoming(lo, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(x, hi), loop, exit);
+    b_.SetInsertPoint(loop);
+    pushScope();
+    llvm::Value* next = body(x);
+    popScope();
+    x->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateBr(head);
+    b_.SetInsertPoint(exit);
+  }
+
+  /// for (i = lo; i < hi; ++i) body(i), the body in its own memo scope.
+  template <class Body>
+  void forRange(llvm::Value* lo, llvm::Value* hi, const std::string& name, Body body) {
+    forStep(lo, hi, name, [&](llvm::Value* i) {
+      body(i);
+      return b_.CreateAdd(i, b_.getInt64(1), "", true, true);
+    });
+  }
+
+ private:
+  using Key = std::pair<const Value*, ElementIndex>;
+
+  llvm::Value* compute(const Value* v, const ElementIndex& oi);
+  llvm::Value* concat(const Operation& op, const ElementIndex& oi);
+  template <class Body>
+  void reducedLoops(const Operation& op, Body body);
+  llvm::Value* reduce(const Operation& op, const ElementIndex& oi);
+  llvm::Value* matmul(const Operation& op, const ElementIndex& oi);
+  llvm::Value* argmax(const Operation& op, const ElementIndex& oi);
+  llvm::Value* entryAlloca(llvm::Type* t, const std::string& name);
+
+  const Operation& f_;
+  llvm::IRBuilderBase& b_;
+  llvm::LLVMContext& ctx_;
+  ElementSource& src_;
+  std::map<const Value*, const Operation*> defOf_;
+  std::map<const Value*, size_t> inputIndex_;
+  llvm::BasicBlock* entry_ = nullptr;
+  std::unique_ptr<LlvmArith> arith_;
+  std::map<const Value*, std::vector<llvm::Value*>> dims_;
+  std::vector<llvm::Value*> in_, out_;
+  std::vector<std::map<Key, llvm::Value*>> scopes_{1};
+};
 
 }  // namespace dscc::codegen

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "codegen/ElementGenerator.h"
+#include "codegen/GenericKernel.h"
 #include "codegen/HostEmitter.h"
 #include "codegen/KernelLowering.h"
 #include "codegen/LibraryPlan.h"

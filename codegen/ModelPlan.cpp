@@ -6,7 +6,7 @@
 #include <optional>
 #include <sstream>
 
-#include "codegen/ElementGenerator.h"
+#include "codegen/GenericKernel.h"
 #include "codegen/KernelCommon.h"
 #include "codegen/KernelLowering.h"
 #include "codegen/LibraryPlan.h"

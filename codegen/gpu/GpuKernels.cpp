@@ -22,7 +22,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 
-#include "codegen/ElementGenerator.h"
+#include "codegen/GenericKernel.h"
 #include "codegen/ElementOps.h"
 #include "codegen/HostCodegen.h"
 #include "codegen/Jit.h"

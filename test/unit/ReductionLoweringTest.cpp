@@ -21,7 +21,7 @@
 #include <set>
 #include <sstream>
 
-#include "codegen/ElementGenerator.h"
+#include "codegen/GenericKernel.h"
 #include "codegen/Jit.h"
 #include "codegen/ModelPlan.h"
 #include "codegen/ReductionLowering.h"

@@ -1,0 +1,324 @@
+// Generic kernels: each result walked in rows (or tiles, for transposes) around the element generator.
+#include "codegen/GenericKernel.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include "codegen/ElementGenerator.h"
+#include "codegen/ElementOps.h"
+#include "codegen/Jit.h"
+#include "codegen/KernelCommon.h"
+#include "codegen/KernelLowering.h"
+#include "ir/IndexMap.h"
+
+namespace dscc::codegen {
+namespace {
+
+// What a generic kernel needs to know before emitting: inputs, symbols, units.
+struct GenericPlan {
+  const Operation* fusion = nullptr;
+  KernelInterface iface;
+  std::map<const Value*, size_t> inputIndex;
+  std::map<const Value*, const Operation*> defOf;
+  std::vector<DimExpr> offsets;  // per result: its first unit
+  std::vector<bool> tiled;       // per result: its units are kTile x kTile tiles of the last two dims
+};
+
+// Tiles of the last two dims: a transpose then reads and writes whole cache
+// lines (32 floats = two lines) instead of one element per line.
+constexpr int64_t kTile = 32;
+
+// True when `f` moves data across its last axis (a transpose that sends the
+// operand's contiguous axis elsewhere): its results are walked in tiles.
+bool movesLastAxis(const Operation& f) {
+  for (const auto& op : f.body)
+    if (op->kind == OpKind::Transpose) {
+      std::vector<size_t> perm = transposePerm(*op);
+      if (perm.size() >= 2 && perm.back() != perm.size() - 1) return true;
+    }
+  return false;
+}
+
+// The units of result `t`: elements, or tiles of its last two dims.
+DimExpr unitsOf(const Type& t, bool tiled) {
+  if (!tiled) return numel(t);
+  DimExpr n(1);
+  size_t r = t.rank();
+  for (size_t d = 0; d + 2 < r; ++d) n = n * t.dims[d];
+  return n * DimExpr::ceilDiv(t.dims[r - 2], DimExpr(kTile)) * DimExpr::ceilDiv(t.dims[r - 1], DimExpr(kTile));
+}
+
+std::string plan(const Operation& f, GenericPlan& p, bool tiles) {
+  p.fusion = &f;
+  if (f.kind != OpKind::Fusion) return err("op '" + std::string(f.name()) + "' is not a fusion");
+  if (f.results.empty() || f.yields.size() != f.results.size()) return err("a kernel must yield its results");
+  std::set<std::string> symbols;
+  auto collect = [&](const Type& t) {
+    for (const DimExpr& d : t.dims) d.collectSymbols(symbols);
+  };
+  for (const Value* v : f.operands) {
+    if (!dtypeSupported(v->type.dtype))
+      return err("dtype " + std::string(dtypeName(v->type.dtype)) + " of operand %" + v->name + " is not supported");
+    p.inputIndex.emplace(v, p.iface.inputs.size());
+    p.iface.inputs.push_back(v->type);
+    collect(v->type);
+  }
+  DimExpr work(1);
+  for (const auto& op : f.body) {
+    for (const Value* v : op->operands)
+      if (!p.inputIndex.count(v) && !p.defOf.count(v))
+        return err("%" + v->name + " is used in the kernel body but is not a fusion operand");
+    switch (opPattern(*op)) {
+      case OpPattern::Elementwise: case OpPattern::Broadcast:
+        if (isElementwise(*op))
+          if (std::string why = checkElementwiseOp(*op); !why.empty()) return err(why);
+        break;
+      case OpPattern::Injective: break;
+      case OpPattern::Reduction: {
+        DimExpr n(1);
+        for (size_t a : reducedAxes(*op)) n = n * op->operands[0]->type.dims[a];
+        // The chunking estimate: the widest reduction's elements per output.
+        if (!(n.isConst() && n.constValue() == 1)) work = n;
+        break;
+      }
+      case OpPattern::Opaque:
+        if (op->kind == OpKind::Matmul) {  // a loop over K per element (dtypes without a GEMM routine)
+          const Type& at = op->operands[0]->type;
+          bool ta = false;
+          if (const Attribute* t = op->attr("transpose_a")) ta = t->b;
+          work = at.rank() == 1 ? at.dims[0] : at.dims[at.rank() - (ta ? 2 : 1)];
+          break;
+        }
+        return err("op '" + std::string(op->name()) + "' (%" + nameOf(*op) + ") cannot be part of a kernel");
+    }
+    if (op->kind == OpKind::Slice)
+      for (const SliceAxis& s : sliceAxes(*op)) {
+        s.start.collectSymbols(symbols);
+        s.end.collectSymbols(symbols);
+      }
+    for (const auto& r : op->results) {
+      if (!dtypeSupported(r->type.dtype))
+        return err("dtype " + std::string(dtypeName(r->type.dtype)) + " of %" + r->name + " is not supported");
+      p.defOf.emplace(r.get(), op.get());
+      collect(r->type);
+    }
+  }
+  DimExpr units(0);
+  bool tile = tiles && movesLastAxis(f);
+  for (size_t i = 0; i < f.results.size(); ++i) {
+    const Value* y = f.yields[i];
+    if (!p.inputIndex.count(y) && !p.defOf.count(y))
+      return err("yielded value %" + y->name + " is not defined in the kernel");
+    p.offsets.push_back(units);
+    p.tiled.push_back(tile && f.result(i)->type.rank() >= 2);
+    if (p.tiled.back()) work = DimExpr(kTile * kTile);
+    units = units + unitsOf(f.result(i)->type, p.tiled.back());
+    p.iface.outputs.push_back(f.result(i)->type);
+    collect(f.result(i)->type);
+  }
+  p.iface.symbols.assign(symbols.begin(), symbols.end());
+  p.iface.units = units;
+  p.iface.workPerUnit = work;
+  // The index32 version divides flat indices of every operand, body value and
+  // result (and the units) in 32 bits: each count must fit in int32.
+  std::vector<DimExpr>& counts = p.iface.guards.indexCounts;
+  auto addCount = [&](const Type& t) {
+    DimExpr n = numel(t);
+    if (std::find(counts.begin(), counts.end(), n) == counts.end()) counts.push_back(n);
+  };
+  counts.push_back(units);
+  for (const Value* v : f.operands) addCount(v->type);
+  for (const auto& op : f.body)
+    for (const auto& r : op->results) addCount(r->type);
+  return "";
+}
+
+// x / y or x % y of non-negative indices: in 32-bit arithmetic in an index32
+// version (its guard bounds every flat count by INT32_MAX, so both fit in
+// u32), where a division costs a fraction of a 64-bit one; i64 otherwise.
+// Used for the per-row and per-tile splits of a result's flat index (outside
+// the inner loop), not for the ops' maps (see LlvmArith).
+llvm::Value* indexDivRem(llvm::IRBuilderBase& b, bool index32, llvm::Value* x, llvm::Value* y, bool rem) {
+  if (!index32) return rem ? b.CreateURem(x, y) : b.CreateUDiv(x, y);
+  llvm::Value* x32 = b.CreateTrunc(x, b.getInt32Ty()), *y32 = b.CreateTrunc(y, b.getInt32Ty());
+  return b.CreateZExt(rem ? b.CreateURem(x32, y32) : b.CreateUDiv(x32, y32), b.getInt64Ty());
+}
+
+// The generic schedule: rows (or tiles) of each result, an input element read
+// at its full index linearised.
+class GenericSchedule : public ElementSource {
+ public:
+  using Index = ElementIndex;
+
+  GenericSchedule(const GenericPlan& p, llvm::IRBuilderBase& b, bool index32)
+      : p_(p), b_(b), ctx_(b.getContext()), index32_(index32), gen_(*p.fusion, b, *this) {}
+
+  void emit(llvm::BasicBlock* entry, llvm::Value* inputs, llvm::Value* outputs, llvm::Value* sizes,
+            llvm::Value* begin, llvm::Value* end) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    auto* setup = llvm::BasicBlock::Create(ctx_, "setup", fn);
+    auto* done = llvm::BasicBlock::Create(ctx_, "done", fn);
+    // An empty range touches no pointer, so callers may pass null buffers.
+    b_.CreateCondBr(b_.CreateICmpSLT(begin, end), setup, done);
+    b_.SetInsertPoint(setup);
+    DimEmitter dims(b_, sizes, p_.iface.symbols);
+    gen_.prepareIndexing(dims, entry, inputs, outputs);
+    const Operation& f = *p_.fusion;
+    for (size_t i = 0; i < f.results.size(); ++i) dims.emit(p_.offsets[i]);
+    for (size_t i = 0; i < f.results.size(); ++i) {
+      llvm::Value* off = dims.emit(p_.offsets[i]);
+      llvm::Value* n = dims.emit(unitsOf(f.result(i)->type, p_.tiled[i]));
+      // This result's units in [begin, end), counted from its first one.
+      llvm::Value* lo = b_.CreateSub(b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, begin, off), off);
+      llvm::Value* hi = b_.CreateSub(b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, b_.CreateAdd(off, n)), off);
+      if (p_.tiled[i]) emitTiles(i, lo, hi);
+      else emitRows(i, lo, hi);
+    }
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+  }
+
+  llvm::Value* load(const Value* v, const Index& idx) override {
+    llvm::Value* off = gen_.linearIndex(v, idx);
+    llvm::Type* et = storageType(ctx_, v->type.dtype);
+    // Inputs are only read, and no output shares their buffers: a load
+    // whose index does not depend on the inner loop (a gather's index, a
+    // broadcast operand) is hoisted out of it, and the row vectorises.
+    return loadElement(b_, v->type.dtype, b_.CreateInBoundsGEP(et, gen_.inputBuffer(v), off), 0, /*invariant=*/true);
+  }
+
+ private:
+  llvm::Value* udiv(llvm::Value* x, llvm::Value* y) { return indexDivRem(b_, index32_, x, y, false); }
+  llvm::Value* urem(llvm::Value* x, llvm::Value* y) { return indexDivRem(b_, index32_, x, y, true); }
+
+  // The first `k` dims of `v`'s index from the row-major flat index `flat` of those dims.
+  Index prefixIndex(const Value* v, size_t k, llvm::Value* flat) {
+    Index idx(k, nullptr);
+    for (size_t d = k; d-- > 0;) {
+      if (d == 0) {
+        idx[0] = flat;
+        break;
+      }
+      llvm::Value* n = gen_.dim(v, d);
+      idx[d] = urem(flat, n);
+      flat = udiv(flat, n);
+    }
+    return idx;
+  }
+
+  void storeAt(size_t i, const Index& idx, llvm::Value* flat) {
+    const Value* res = p_.fusion->result(i);
+    DType dt = res->type.dtype;
+    llvm::Value* v = gen_.gen(p_.fusion->yields[i], idx);
+    storeElement(b_, dt, v, b_.CreateInBoundsGEP(storageType(ctx_, dt), gen_.outputBuffer(i), flat));
+  }
+
+  // Elements [lo, hi) of result i, a row of its last dim at a time: the
+  // outer index is computed once per row and the inner one is the loop
+  // variable, so addresses along the row are affine in it.
+  void emitRows(size_t i, llvm::Value* lo, llvm::Value* hi) {
+    const Value* res = p_.fusion->result(i);
+    size_t r = res->type.rank();
+    std::string name = "r" + std::to_string(i);
+    if (r == 0) {
+      llvm::Function* fn = b_.GetInsertBlock()->getParent();
+      auto* one = llvm::BasicBlock::Create(ctx_, name + ".elem", fn);
+      auto* next = llvm::BasicBlock::Create(ctx_, name + ".end", fn);
+      b_.CreateCondBr(b_.CreateICmpSLT(lo, hi), one, next);
+      b_.SetInsertPoint(one);
+      gen_.pushScope();
+      storeAt(i, {}, b_.getInt64(0));
+      gen_.popScope();
+      b_.CreateBr(next);
+      b_.SetInsertPoint(next);
+      return;
+    }
+    llvm::Value* L = gen_.dim(res, r - 1);
+    gen_.forStep(lo, hi, name, [&](llvm::Value* flat) {
+      llvm::Value* i0 = urem(flat, L);
+      llvm::Value* n = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateSub(L, i0), b_.CreateSub(hi, flat));
+      llvm::Value* rowStart = b_.CreateSub(flat, i0);
+      Index outer = prefixIndex(res, r - 1, udiv(flat, L));
+      gen_.forRange(i0, b_.CreateAdd(i0, n), name + ".j", [&](llvm::Value* j) {
+        Index idx = outer;
+        idx.push_back(j);
+        storeAt(i, idx, b_.CreateAdd(rowStart, j));
+      });
+      return b_.CreateAdd(flat, n);
+    });
+  }
+
+  // Tiles [lo, hi) of result i: kTile x kTile blocks of its last two dims.
+  void emitTiles(size_t i, llvm::Value* lo, llvm::Value* hi) {
+    const Value* res = p_.fusion->result(i);
+    size_t r = res->type.rank();
+    llvm::Value* R = gen_.dim(res, r - 2);
+    llvm::Value* C = gen_.dim(res, r - 1);
+    llvm::Value* T = b_.getInt64(kTile);
+    llvm::Value* tr = udiv(b_.CreateAdd(R, b_.getInt64(kTile - 1)), T);
+    llvm::Value* tc = udiv(b_.CreateAdd(C, b_.getInt64(kTile - 1)), T);
+    std::string name = "t" + std::to_string(i);
+    gen_.forRange(lo, hi, name, [&](llvm::Value* u) {
+      llvm::Value* jt = urem(u, tc);
+      llvm::Value* rest = udiv(u, tc);
+      llvm::Value* it = urem(rest, tr);
+      Index outer = prefixIndex(res, r - 2, udiv(rest, tr));
+      llvm::Value* i0 = b_.CreateMul(it, T);
+      llvm::Value* j0 = b_.CreateMul(jt, T);
+      llvm::Value* i1 = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateAdd(i0, T), R);
+      llvm::Value* j1 = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateAdd(j0, T), C);
+      llvm::Value* base = b_.getInt64(0);
+      for (size_t d = 0; d + 2 < r; ++d) base = b_.CreateAdd(b_.CreateMul(base, gen_.dim(res, d)), outer[d]);
+      gen_.forRange(i0, i1, name + ".i", [&](llvm::Value* ii) {
+        llvm::Value* rowStart = b_.CreateMul(b_.CreateAdd(b_.CreateMul(base, R), ii), C);
+        gen_.forRange(j0, j1, name + ".j", [&](llvm::Value* jj) {
+          Index idx = outer;
+          idx.push_back(ii);
+          idx.push_back(jj);
+          storeAt(i, idx, b_.CreateAdd(rowStart, jj));
+        });
+      });
+    });
+  }
+
+  // for (x = lo; x < hi; x = body(x)), with its own memo scope.
+
+  const GenericPlan& p_;
+  llvm::IRBuilderBase& b_;
+  llvm::LLVMContext& ctx_;
+  bool index32_ = false;
+  ElementGenerator gen_;
+};
+
+}  // namespace
+
+std::string describeGenericKernel(const Operation& fusion, KernelInterface& out, bool tiles) {
+  GenericPlan p;
+  std::string e = plan(fusion, p, tiles);
+  if (e.empty()) out = p.iface;
+  return e;
+}
+
+LoweredKernel lowerGenericKernel(const Operation& fusion, CodeModule& m, const std::string& name,
+                                 const KernelVariant& v, bool tiles) {
+  LoweredKernel res;
+  GenericPlan p;
+  res.error = plan(fusion, p, tiles);
+  if (!res.error.empty()) return res;
+  llvm::Function* fn = createKernelFunction(m, name, &res.error);
+  if (!fn) return res;
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(m.context(), "entry", fn));
+  GenericSchedule(p, b, v.index32).emit(&fn->getEntryBlock(), fn->getArg(0), fn->getArg(1), fn->getArg(2), fn->getArg(3),
+                       fn->getArg(4));
+  b.CreateRetVoid();
+  res.fn = fn;
+  res.iface = p.iface;
+  return res;
+}
+
+}  // namespace dscc::codegen

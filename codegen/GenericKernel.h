@@ -1,0 +1,39 @@
+// Generic kernels (`fusion {kind = "generic"}`): any ops, each result walked in rows or tiles around the element generator.
+//
+// A unit is one element of one result (or one tile of its last two dims,
+// when the kernel moves data across its last axis and tiles are asked for):
+// the results are laid end to end, so units = the sum of their unit counts,
+// and [begin, end) covers pieces of each (the KernelFn convention of
+// codegen/Kernel.h). Each element is the element generator's
+// (ElementGenerator.h); this schedule only decides the loops and reads an
+// input element by linearising its full index. The kernel has two versions:
+// "generic" and, when every flat count may fit in int32, "i32" (the row and
+// tile splits of the flat index divide in 32 bits; the ops' maps stay
+// 64-bit). It is the path for what the specialised kernels (loop, stitch,
+// input) do not cover, and the worst case is "not fused", never "not
+// compiled".
+#pragma once
+
+#include <string>
+
+#include "codegen/Kernel.h"
+#include "ir/IR.h"
+
+namespace dscc::codegen {
+
+class CodeModule;
+
+/// Checks that `fusion` can be lowered as a generic kernel (whatever its
+/// kind attribute says) and describes its interface. Returns "" or why not
+/// (an op no kernel can hold: matmul, composites not yet decomposed,
+/// constants inside the body). `tiles`: a kernel whose transpose moves the
+/// last axis walks its results in tiles (the CPU's caches); false gives one
+/// element per unit (the GPU: a thread per element, neighbours coalesced).
+std::string describeGenericKernel(const Operation& fusion, KernelInterface& out, bool tiles = true);
+
+/// Lowers `fusion` as a generic kernel to function `name` (KernelFn) in `m`;
+/// `tiles` as for describeGenericKernel (they must agree).
+LoweredKernel lowerGenericKernel(const Operation& fusion, CodeModule& m, const std::string& name,
+                                 const KernelVariant& v = {}, bool tiles = true);
+
+}  // namespace dscc::codegen
