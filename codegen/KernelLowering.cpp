@@ -1,4 +1,4 @@
-// Loop kernels to LLVM IR: planning (iteration space, operand access, merged dims) and the row loop nest.
+// Loop kernels to LLVM IR: planning (iteration space, operand access, merged dims) and the row loop nest around the element generator.
 #include "codegen/KernelLowering.h"
 
 #include <map>
@@ -8,6 +8,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include "codegen/ElementGenerator.h"
 #include "codegen/ElementOps.h"
 #include "codegen/Jit.h"
 #include "codegen/KernelCommon.h"
@@ -123,9 +124,11 @@ std::string plan(const Operation& f, KernelPlan& p, const KernelVariant& variant
 }
 
 // Emits the plan's loop nest at the builder's insertion point.
-class LoopEmitter {
+class LoopEmitter : public ElementSource {
  public:
-  LoopEmitter(const KernelPlan& p, llvm::IRBuilderBase& b) : p_(p), b_(b), ctx_(b.getContext()) {}
+  LoopEmitter(const KernelPlan& p, llvm::IRBuilderBase& b) : p_(p), b_(b), ctx_(b.getContext()), gen_(*p.fusion, b, *this) {
+    for (size_t k = 0; k < p.operands.size(); ++k) operandIndex_.emplace(p.operands[k].value, k);
+  }
 
   void emit(llvm::Value* inputs, llvm::Value* outputs, llvm::Value* sizes, llvm::Value* begin, llvm::Value* end) {
     llvm::Function* fn = b_.GetInsertBlock()->getParent();
@@ -392,43 +395,44 @@ class LoopEmitter {
   }
 
   // The kernel body for one element: element `j` of the row (null: the
-  // single element of a rank-0 space). Body ops run in order; operands load
-  // when first used.
+  // single element of a rank-0 space), from the element generator with the
+  // readers as its source. Body ops are generated in order (each operand
+  // loads when first used), then the yields stored or, for a vector block,
+  // returned in `results`.
   void computeAndStore(const std::vector<Reader>& readers, llvm::Value* j, const std::vector<llvm::Value*>& outs,
                        std::vector<llvm::Value*>* results = nullptr) {
-    std::map<const Value*, llvm::Value*> vals;
-    std::map<const Value*, size_t> operandIndex;
-    for (size_t k = 0; k < p_.operands.size(); ++k) operandIndex.emplace(p_.operands[k].value, k);
-    auto get = [&](const Value* v) -> llvm::Value* {
-      if (auto it = vals.find(v); it != vals.end()) return it->second;
-      const Reader& r = readers[operandIndex.at(v)];
-      llvm::Value* x = r.value;
-      if (!x) {
-        llvm::Type* et = storageType(ctx_, v->type.dtype);
-        llvm::Value* at = r.step ? b_.CreateMul(j, r.step) : j;
-        x = loadElement(b_, v->type.dtype, b_.CreateInBoundsGEP(et, r.rowPtr, at));
-      }
-      vals[v] = x;
-      return x;
-    };
-    for (const auto& op : p_.fusion->body) {
-      std::vector<llvm::Value*> args;
-      for (const Value* v : op->operands) args.push_back(get(v));
-      llvm::Value* res = emitElementwiseOp(b_, *op, args);
-      res->setName(op->result()->name);
-      vals[op->result()] = res;
-    }
+    readers_ = &readers;
+    ElementIndex at = j ? ElementIndex{j} : ElementIndex{};
+    gen_.pushScope();
+    for (const auto& op : p_.fusion->body) gen_.gen(op->result(), at);
     for (size_t i = 0; i < outs.size(); ++i) {
+      llvm::Value* y = gen_.gen(p_.fusion->yields[i], at);
       if (results) {
-        results->push_back(get(p_.fusion->yields[i]));
+        results->push_back(y);
         continue;
       }
       DType dt = p_.fusion->result(i)->type.dtype;
       llvm::Value* ptr = j ? b_.CreateInBoundsGEP(storageType(ctx_, dt), outs[i], j) : outs[i];
-      storeElement(b_, dt, get(p_.fusion->yields[i]), ptr);
+      storeElement(b_, dt, y, ptr);
     }
+    gen_.popScope();
+    readers_ = nullptr;
   }
 
+ public:
+  // ElementSource: every value is read at the row's element; an operand
+  // through its reader (a value loaded once, or its row pointer and step).
+  bool aligned() const override { return true; }
+  llvm::Value* load(const Value* v, const ElementIndex& at) override {
+    const Reader& r = (*readers_)[operandIndex_.at(v)];
+    if (r.value) return r.value;
+    llvm::Type* et = storageType(ctx_, v->type.dtype);
+    llvm::Value* j = at.empty() ? nullptr : at[0];
+    llvm::Value* off = r.step ? b_.CreateMul(j, r.step) : j;
+    return loadElement(b_, v->type.dtype, b_.CreateInBoundsGEP(et, r.rowPtr, off));
+  }
+
+ private:
   const KernelPlan& p_;
   llvm::IRBuilderBase& b_;
   llvm::LLVMContext& ctx_;
@@ -439,6 +443,9 @@ class LoopEmitter {
   std::vector<std::vector<llvm::Value*>> stride_;   // per operand, per merged dim
   std::vector<llvm::Value*> scalar_;                // per operand: loaded value or null
   std::vector<llvm::Value*> out_;                   // per result
+  ElementGenerator gen_;
+  std::map<const Value*, size_t> operandIndex_;
+  const std::vector<Reader>* readers_ = nullptr;  // of the element being generated
 };
 
 }  // namespace
