@@ -103,12 +103,18 @@ llvm::Value* ElementGenerator::entryAlloca(llvm::Type* t, const std::string& nam
   return eb.CreateAlloca(t, nullptr, name);
 }
 
-llvm::Value* ElementGenerator::gen(const Value* v, const ElementIndex& idx) {
-  Key key{v, idx};
-  for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s)
-    if (auto it = s->find(key); it != s->end()) return it->second;
-  llvm::Value* r = compute(v, idx);
-  scopes_.back()[key] = r;
+llvm::Value* ElementGenerator::gen(const Value* v, const ElementIndex& asked) {
+  ElementIndex idx = src_.canonical(v, asked);
+  if (src_.ownsMemo()) {
+    if (llvm::Value* x = src_.recall(v, idx)) return x;
+  } else {
+    for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s)
+      if (auto it = s->find(Key{v, idx}); it != s->end()) return it->second;
+  }
+  llvm::Value* r = src_.place(v, idx);
+  if (!r) r = compute(v, idx);
+  if (src_.ownsMemo()) src_.remember(v, idx, r);
+  else scopes_.back()[Key{v, idx}] = r;
   return r;
 }
 
@@ -122,7 +128,8 @@ llvm::Value* ElementGenerator::compute(const Value* v, const ElementIndex& oi) {
       std::vector<llvm::Value*> args;
       for (const Value* x : op.operands)
         args.push_back(gen(x, src_.aligned() ? oi : broadcastSource(*arith_, x, out, oi)));
-      llvm::Value* r = emitElementwiseOp(b_, op, args);
+      llvm::Value* r = src_.combine(op, oi, args);
+      if (!r) r = emitElementwiseOp(b_, op, args);
       r->setName(op.result()->name);
       return r;
     }

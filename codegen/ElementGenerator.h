@@ -58,9 +58,38 @@ class ElementSource {
 
   /// True when every value of the kernel is read at the schedule's element:
   /// an elementwise op's operands are asked at its own index, and the loads
-  /// place broadcast operands (loop rows). False: at their broadcast source
-  /// (ir/IndexMap.h), the generator's index maps.
+  /// place broadcast operands (loop rows, reduction frames). False: at their
+  /// broadcast source (ir/IndexMap.h), the generator's index maps.
   virtual bool aligned() const { return false; }
+
+  /// The index at which `v` is generated when asked for at `idx` (default:
+  /// `idx`). A schedule whose index names a frame (stitch and input kernels:
+  /// the full space or the kept rows) maps it to the frame `v` lives in, so
+  /// a value constant along the row is one value for the row.
+  virtual ElementIndex canonical(const Value* v, const ElementIndex& idx) { (void)v; return idx; }
+
+  /// True when the schedule keeps the memo (recall, remember) instead of the
+  /// generator's scopes: a reduction's contexts (per unit, row, element,
+  /// vector lane) are not nested as scopes are, and the schedule itself
+  /// stores the finished reductions there.
+  virtual bool ownsMemo() const { return false; }
+  /// The value known for `v` at `idx` in the schedule's memo, or null.
+  virtual llvm::Value* recall(const Value* v, const ElementIndex& idx) { (void)v, (void)idx; return nullptr; }
+  /// Records `x` as the value of `v` at `idx` in the schedule's memo.
+  virtual void remember(const Value* v, const ElementIndex& idx, llvm::Value* x) { (void)v, (void)idx, (void)x; }
+
+  /// `v` at `idx` computed where the schedule places it (a value constant
+  /// over a row, hoisted to the row's block), or null: here.
+  virtual llvm::Value* place(const Value* v, const ElementIndex& idx) { (void)v, (void)idx; return nullptr; }
+
+  /// The element of elementwise `op` at `idx` from its operands' elements
+  /// when the schedule computes it otherwise (a division by a row's value
+  /// as a reciprocal multiply), or null: emitElementwiseOp. It may rewrite
+  /// `args` first (vector lanes splat scalars).
+  virtual llvm::Value* combine(const Operation& op, const ElementIndex& idx, std::vector<llvm::Value*>& args) {
+    (void)op, (void)idx, (void)args;
+    return nullptr;
+  }
 };
 
 /// The generator of one kernel's elements. Build it, call prepareIndexing

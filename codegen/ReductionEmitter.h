@@ -17,6 +17,7 @@
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 
+#include "codegen/ElementGenerator.h"
 #include "codegen/ElementOps.h"
 #include "codegen/gpu/GpuReduce.h"
 #include "codegen/KernelLowering.h"
@@ -56,10 +57,11 @@ constexpr int64_t kRowsAheadMax = 4096 / 4;
 constexpr int64_t kStreamScratchRow = 4096;
 
 // Emits a planned kernel at the builder's insertion point.
-class Emitter {
+class Emitter : public ElementSource {
  public:
   Emitter(const Plan& p, llvm::IRBuilderBase& b, const KernelVariant& v, int splitPhase = -1)
-      : p_(p), b_(b), ctx_(b.getContext()), v_(v), W_(std::max(1, v.vectorWidth)), splitPhase_(splitPhase) {
+      : p_(p), b_(b), ctx_(b.getContext()), v_(v), W_(std::max(1, v.vectorWidth)), splitPhase_(splitPhase),
+        gen_(*p.fusion, b, *this) {
     it_ = v.index32 ? b.getInt32Ty() : b.getInt64Ty();
     // CPU stitch kernels leave the rows' loops to LLVM's loop vectoriser,
     // in vector versions too: it widened W unrolled lanes each on its own
@@ -212,38 +214,61 @@ class Emitter {
     }
   }
 
-  // The value of `v` read in frame `f` at `c`.
+  // The value of `v` read in frame `f` at `c`: the element generator's, with
+  // this emitter as its source (below); `c` is the context its loads, memo
+  // and hoisting use while it generates.
   llvm::Value* eval(const Value* v, Frame f, Ctx& c) {
-    f = p_.frameOf(v, f);
-    auto key = std::make_pair(v, f);
-    if (auto it = c.memo.find(key); it != c.memo.end()) return it->second;
-    llvm::Value* x = nullptr;
-    if (c.hoist && !p_.elem(v, f)) {
-      // Constant over the unit: computed once per unit, not per element.
-      llvm::IRBuilderBase::InsertPointGuard guard(b_);
-      b_.SetInsertPoint(c.hoistBlock->getTerminator());
-      x = eval(v, f, *c.hoist);
-    } else if (auto in = p_.inputIndex.find(v); in != p_.inputIndex.end()) {
-      x = load(in->second, f, c);
-    } else {
-      const Operation* op = p_.defOf.at(v);
-      std::vector<llvm::Value*> args;
-      for (const Value* o : op->operands) args.push_back(eval(o, f, c));
-      if (op->kind == OpKind::Div && args[1]->getType()->isFloatingPointTy() && !p_.elem(op->operands[1], f) &&
-          isFloat(v->type.dtype) && v->type.dtype != DType::F16 && v->type.dtype != DType::BF16) {
-        // A division by a per-row value (a softmax's sum) is a multiplication
-        // by its reciprocal, which LICM takes out of the loop: within 1.5 ULP
-        // of the quotient, and a divide is the slowest vector instruction.
-        llvm::Value* rcp = b_.CreateFDiv(llvm::ConstantFP::get(args[1]->getType(), 1.0), args[1]);
-        x = b_.CreateFMul(args[0], sameShape(rcp, args[0]));
-      } else {
-        if (c.vec) splatScalars(args);
-        x = emitElementwiseOp(b_, *op, args);
-      }
-      x->setName(v->name);
-    }
-    c.memo[key] = x;
+    Ctx* outer = cur_;
+    cur_ = &c;
+    llvm::Value* x = gen_.gen(v, frameAt(f));
+    cur_ = outer;
     return x;
+  }
+
+ public:
+  // ElementSource. The generator's index here names a frame (frameAt); the
+  // context in effect (cur_) holds that frame's indices.
+  bool aligned() const override { return true; }
+  ElementIndex canonical(const Value* v, const ElementIndex& at) override {
+    return frameAt(p_.frameOf(v, frameIn(at)));
+  }
+  bool ownsMemo() const override { return true; }
+  llvm::Value* recall(const Value* v, const ElementIndex& at) override {
+    auto it = cur_->memo.find({v, frameIn(at)});
+    return it == cur_->memo.end() ? nullptr : it->second;
+  }
+  void remember(const Value* v, const ElementIndex& at, llvm::Value* x) override { cur_->memo[{v, frameIn(at)}] = x; }
+  llvm::Value* place(const Value* v, const ElementIndex& at) override {
+    Frame f = frameIn(at);
+    Ctx& c = *cur_;
+    if (!c.hoist || p_.elem(v, f)) return nullptr;
+    // Constant over the unit: computed once per unit, not per element.
+    llvm::IRBuilderBase::InsertPointGuard guard(b_);
+    b_.SetInsertPoint(c.hoistBlock->getTerminator());
+    return eval(v, f, *c.hoist);
+  }
+  llvm::Value* load(const Value* v, const ElementIndex& at) override {
+    return load(p_.inputIndex.at(v), frameIn(at), *cur_);
+  }
+  llvm::Value* combine(const Operation& op, const ElementIndex& at, std::vector<llvm::Value*>& args) override {
+    const Value* v = op.result();
+    if (op.kind == OpKind::Div && args[1]->getType()->isFloatingPointTy() && !p_.elem(op.operands[1], frameIn(at)) &&
+        isFloat(v->type.dtype) && v->type.dtype != DType::F16 && v->type.dtype != DType::BF16) {
+      // A division by a per-row value (a softmax's sum) is a multiplication
+      // by its reciprocal, which LICM takes out of the loop: within 1.5 ULP
+      // of the quotient, and a divide is the slowest vector instruction.
+      llvm::Value* rcp = b_.CreateFDiv(llvm::ConstantFP::get(args[1]->getType(), 1.0), args[1]);
+      return b_.CreateFMul(args[0], sameShape(rcp, args[0]));
+    }
+    if (cur_->vec) splatScalars(args);
+    return nullptr;
+  }
+
+ private:
+  // The generator's index of frame `f`, and the frame an index names.
+  ElementIndex frameAt(Frame f) { return {b_.getInt64(static_cast<uint64_t>(f))}; }
+  static Frame frameIn(const ElementIndex& at) {
+    return static_cast<Frame>(llvm::cast<llvm::ConstantInt>(at[0])->getZExtValue());
   }
 
   llvm::Value* load(size_t k, Frame f, Ctx& c) {
@@ -764,6 +789,8 @@ class Emitter {
   std::vector<llvm::Value*> spaceDim_, keptDim_;
   std::vector<llvm::Value*> base_, out_;
   std::map<std::pair<size_t, Frame>, std::vector<llvm::Value*>> stride_;  // null: broadcast
+  ElementGenerator gen_;  // every body value's element, read through this emitter
+  Ctx* cur_ = nullptr;    // the context eval generates in
 };
 
 }  // namespace dscc::codegen::reduction
