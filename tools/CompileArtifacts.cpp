@@ -153,7 +153,7 @@ int runProgram(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-int buildArtifacts(const Frontend& fe, const ArtifactRequest& r) {
+int buildArtifacts(const Session& fe, const ArtifactRequest& r) {
   std::unique_ptr<codegen::CompileCache> cache = openCache(r.cache, "dscc");
   // Weights stay out of LLVM: assembled from a file beside the code, so memory holds them once.
   codegen::CodeModule m(fe.func->name);

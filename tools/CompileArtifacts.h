@@ -6,7 +6,7 @@
 #include "codegen/HostCodegen.h"
 #include "codegen/ObjectEmitter.h"
 #include "tools/CacheOptions.h"
-#include "tools/Frontend.h"
+#include "tools/Session.h"
 
 namespace dscc::tools {
 
@@ -26,7 +26,7 @@ struct ArtifactRequest {
 /// Builds the requested object and/or shared library from `fe`'s plan,
 /// reusing and filling the cache. Errors are printed (`dscc: error: ...`);
 /// returns the exit status.
-int buildArtifacts(const Frontend& fe, const ArtifactRequest& r);
+int buildArtifacts(const Session& fe, const ArtifactRequest& r);
 
 /// Writes `bytes` to `path` ("-": stdout); false with `err` set.
 bool writeFile(const std::string& path, const std::string& bytes, std::string* err);

@@ -1,4 +1,4 @@
-// `dscc compile`: a .dsc program to a shared library, an object file, a header or inspection output.
+// `dscc compile`: a .dsc program or ONNX model to a shared library, an object file, a header or inspection output.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -19,7 +19,7 @@
 #include "tools/CompileArtifacts.h"
 #include "ir/Printer.h"
 #include "tools/Commands.h"
-#include "tools/Frontend.h"
+#include "tools/Session.h"
 #include "tools/ToolMain.h"
 
 namespace dscc::tools {
@@ -35,6 +35,7 @@ struct CompileOpts {
   int vectorWidth = 0, jobs = 0;
   std::shared_ptr<CacheFlags> cache = std::make_shared<CacheFlags>();
   std::shared_ptr<frontend::ImportOptions> onnx = std::make_shared<frontend::ImportOptions>();
+  std::shared_ptr<SessionReport> report = std::make_shared<SessionReport>();
 };
 
 // ptxas from PATH or the CUDA toolkit's usual place; "" if neither has it.
@@ -114,7 +115,7 @@ std::string makeQuote(const std::string& path) {
 }
 
 // Files the output depends on: the program and the .npy files its constants read.
-std::vector<std::string> dependencies(const Frontend& fe, const std::string& file) {
+std::vector<std::string> dependencies(const Session& fe, const std::string& file) {
   std::vector<std::string> deps = {file};
   walkOps(fe.func->ops, [&](Operation& op) {
     if (op.kind != OpKind::Constant) return;
@@ -144,11 +145,21 @@ std::string outputStem(const std::string& output, const std::vector<std::string>
   return output.substr(0, output.size() - cut);
 }
 
-int cmdCompile(const CompileOpts& o) {
-  std::map<std::string, std::string> exts = {{"ir", ".dsc"},  {"fused-ir", ".fused.dsc"}, {"llvm", ".ll"},
-                                             {"asm", ".s"},    {"obj", ".o"},              {"header", ".h"},
-                                             {"so", ".so"}, {"ptx", ".ptx"}};
+// What --emit asks for: the kinds, in order, and each one's path ("-": stdout).
+struct Outputs {
   std::vector<std::string> kinds;
+  std::string stem;
+  std::map<std::string, std::string> paths;
+  std::map<std::string, std::string> exts;  // each kind's file extension
+  bool wants(const std::string& k) const { return paths.count(k) > 0; }
+  const std::string& path(const std::string& k) const { return paths.at(k); }
+};
+
+// The --emit kinds and their files; false after a usage error on stderr.
+bool parseOutputs(const CompileOpts& o, Outputs& out) {
+  out.exts = {{"ir", ".dsc"}, {"fused-ir", ".fused.dsc"}, {"llvm", ".ll"}, {"asm", ".s"},
+              {"obj", ".o"}, {"header", ".h"},          {"so", ".so"},   {"ptx", ".ptx"}};
+  const std::map<std::string, std::string>& exts = out.exts;
   std::string emit = o.emit.empty() ? (o.objectOnly ? "obj" : "so") : o.emit;
   for (size_t p = 0; p <= emit.size();) {
     size_t q = emit.find(',', p);
@@ -156,37 +167,165 @@ int cmdCompile(const CompileOpts& o) {
     std::string k = emit.substr(p, q - p);
     if (!exts.count(k)) {
       std::cerr << "dscc: error: unknown --emit kind '" << k << "' (expected ir, fused-ir, llvm, asm, obj, header, so, ptx)\n";
-      return kUsageError;
+      return false;
     }
-    kinds.push_back(k);
+    out.kinds.push_back(k);
     p = q + 1;
   }
   if (o.objectOnly && o.emit.size() && emit != "obj") {
     std::cerr << "dscc: error: -c writes an object file; it cannot be combined with --emit=" << emit << "\n";
-    return kUsageError;
-  }
-  if (o.optLevel.size() != 1 || std::string("0123s").find(o.optLevel[0]) == std::string::npos) {
-    std::cerr << "dscc: error: -O" << o.optLevel << " is not a level (-O0, -O1, -O2, -O3 or -Os)\n";
-    return kUsageError;
-  }
-  if (!o.depsMD && !o.depsMMD && (o.depsPhony || !o.depFile.empty() || !o.depTargets.empty())) {
-    std::cerr << "dscc: error: -MF, -MP and -MT need -MD or -MMD\n";
-    return kUsageError;
+    return false;
   }
   // One kind: -o names the file (text kinds default to stdout). Several: -o
   // is the stem, less the extension of one of the kinds (outputStem).
-  std::string stem = o.output.empty()  ? fs::path(o.file).stem().string()
-                     : kinds.size() > 1 ? outputStem(o.output, kinds, exts)
-                                        : o.output;
-  auto pathFor = [&](const std::string& k) -> std::string {
-    if (kinds.size() == 1) {
-      if (!o.output.empty()) return o.output;
-      bool text = k == "ir" || k == "fused-ir" || k == "llvm" || k == "asm" || k == "header" || k == "ptx";
-      return text ? "-" : stem + exts[k];
-    }
-    return stem + exts[k];
-  };
+  const std::vector<std::string>& kinds = out.kinds;
+  out.stem = o.output.empty()     ? fs::path(o.file).stem().string()
+             : kinds.size() > 1 ? outputStem(o.output, kinds, exts)
+                                : o.output;
+  for (const std::string& k : kinds) {
+    bool text = k == "ir" || k == "fused-ir" || k == "llvm" || k == "asm" || k == "header" || k == "ptx";
+    out.paths[k] = kinds.size() > 1    ? out.stem + exts.at(k)
+                   : !o.output.empty() ? o.output
+                   : text              ? "-"
+                                       : out.stem + exts.at(k);
+  }
+  return true;
+}
 
+// The option checks that need no program; false after a usage error.
+bool checkCompileOptions(const CompileOpts& o, const Outputs& out, const std::string& gpuArch) {
+  if (o.optLevel.size() != 1 || std::string("0123s").find(o.optLevel[0]) == std::string::npos) {
+    std::cerr << "dscc: error: -O" << o.optLevel << " is not a level (-O0, -O1, -O2, -O3 or -Os)\n";
+    return false;
+  }
+  if (!o.depsMD && !o.depsMMD && (o.depsPhony || !o.depFile.empty() || !o.depTargets.empty())) {
+    std::cerr << "dscc: error: -MF, -MP and -MT need -MD or -MMD\n";
+    return false;
+  }
+  if (gpuArch.empty() && out.wants("ptx")) {
+    std::cerr << "dscc: error: --emit=ptx needs a GPU target (--target=cuda:sm_80 or cuda:sm_90)\n";
+    return false;
+  }
+  if (o.jobs < 0) {
+    std::cerr << "dscc: error: -j must be at least 0 (0: one per hardware thread)\n";
+    return false;
+  }
+  if (!gpuArch.empty() && !o.tuning.empty()) {
+    std::cerr << "dscc: error: --tuning applies to the cpu target only\n";
+    return false;
+  }
+  if (o.checkBounds && !gpuArch.empty()) {
+    std::cerr << "dscc: error: --check-bounds applies to the cpu target only\n";
+    return false;
+  }
+  return checkSessionReport(*o.report, "dscc", std::cerr);
+}
+
+// The GPU kernels as PTX (written when asked) and, when ptxas is here and
+// code is wanted, a cubin for the arch beside it; false after an error.
+bool emitGpu(const Session& s, const CompileOpts& o, const Outputs& out, const std::string& gpuArch, bool needCode,
+             codegen::GpuArtifact& gpu) {
+  std::string err;
+  codegen::GpuOptions go;
+  go.arch = gpuArch;
+  gpu.target = o.target;
+  if (std::string e = codegen::emitGpuKernels(s.plan, go, gpu.ptx, gpu.kernels); !e.empty()) {
+    std::cerr << "dscc: error: " << o.file << ": cannot compile @" << s.func->name << " for " << o.target << ": " << e
+              << "\n";
+    return false;
+  }
+  if (out.wants("ptx") && !writeFile(out.path("ptx"), gpu.ptx, &err)) {
+    std::cerr << "dscc: error: " << err << "\n";
+    return false;
+  }
+  // The PTX stays in the artifact as the fallback the driver compiles.
+  std::string ptxas = needCode ? findPtxas() : "";
+  if (ptxas.empty()) return true;
+  std::string base = (fs::temp_directory_path() / ("dscc-" + std::to_string(getpid()))).string();
+  if (writeFile(base + ".ptx", gpu.ptx, &err) &&
+      runProgram({ptxas, "-arch=" + gpuArch, base + ".ptx", "-o", base + ".cubin"}) == 0) {
+    std::ifstream in(base + ".cubin", std::ios::binary);
+    gpu.cubin.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } else {
+    std::cerr << "dscc: warning: ptxas failed; the artifact carries PTX only\n";
+  }
+  std::error_code ec;
+  fs::remove(base + ".ptx", ec);
+  fs::remove(base + ".cubin", ec);
+  return true;
+}
+
+// --emit=llvm and asm: the whole model in one module, as it is before the
+// split into per-kernel objects (the same functions; see docs/compile.md).
+bool emitModuleText(Session& s, const CompileOpts& o, const Outputs& out, const codegen::GpuArtifact* gpu,
+                    const codegen::ObjectOptions& oo) {
+  std::string err;
+  auto fail = [&](const std::string& msg) {
+    std::cerr << "dscc: error: " << msg << "\n";
+    return false;
+  };
+  codegen::CodeModule m(s.func->name);
+  codegen::ExternalData weights;
+  Location where;
+  bool external = out.wants("obj") || out.wants("so");
+  std::string e = s.stage("emit LLVM IR", [&] {
+    return codegen::emitModel(s.plan, s.source, m, gpu, fs::absolute(o.file).parent_path().string(),
+                              external ? &weights : nullptr, &where);
+  });
+  if (!e.empty()) {
+    reportCannotCompile(s, o.file, e, where, std::cerr);
+    return false;
+  }
+  if (o.debugInfo) codegen::addDebugInfo(m, s.plan, o.file, oo.optLevel > 0);
+  if (std::string e = s.stage("optimize", [&] { return codegen::optimizeModule(m, oo); }); !e.empty()) return fail(e);
+  if (out.wants("llvm") && !writeFile(out.path("llvm"), codegen::emitLLVMText(m), &err)) return fail(err);
+  if (out.wants("asm")) {
+    std::string text;
+    if (std::string e = s.stage("assembly", [&] { return codegen::emitMachineCode(m, oo, true, text); }); !e.empty())
+      return fail(e);
+    if (!writeFile(out.path("asm"), text, &err)) return fail(err);
+  }
+  return true;
+}
+
+// -MD: gcc's rules. The targets are -MT's, else every file written; the
+// file is -MF's, else the output (or, without -o, the input's stem) with its
+// suffix replaced by .d; -MP adds an empty rule for each dependency but the
+// program, so deleting one does not break make.
+bool writeDepFile(const Session& s, const CompileOpts& o, const Outputs& out) {
+  std::vector<std::string> targets = o.depTargets;
+  if (targets.empty())
+    for (const std::string& k : out.kinds)
+      if (out.path(k) != "-") targets.push_back(out.path(k));
+  if (targets.empty()) targets.push_back(out.stem + out.exts.at(out.kinds.front()));
+  std::string depFile = o.depFile;
+  if (depFile.empty()) {
+    fs::path base = out.kinds.size() > 1                    ? fs::path(out.stem + ".x")  // -o is the stem
+                    : o.output.empty() || o.output == "-" ? fs::path(fs::path(o.file).stem().string() + ".x")
+                                                          : fs::path(o.output);
+    depFile = base.replace_extension(".d").string();
+  }
+  std::string text;
+  for (size_t i = 0; i < targets.size(); ++i) text += (i ? " " : "") + makeQuote(targets[i]);
+  text += ":";
+  std::vector<std::string> deps = dependencies(s, o.file);
+  for (const std::string& d : deps) text += " " + makeQuote(d);
+  text += "\n";
+  if (o.depsPhony)
+    for (size_t i = 1; i < deps.size(); ++i) text += "\n" + makeQuote(deps[i]) + ":\n";
+  std::string err;
+  if (!writeFile(depFile, text, &err)) {
+    std::cerr << "dscc: error: " << err << "\n";
+    return false;
+  }
+  return true;
+}
+
+// `dscc compile`, top to bottom: options, the session (read or import, the
+// passes, the plan), then each output the --emit kinds ask for.
+int cmdCompile(const CompileOpts& o) {
+  Outputs out;
+  if (!parseOutputs(o, out)) return kUsageError;
   std::string gpuArch;
   if (o.target != "cpu") {
     std::string why;
@@ -196,143 +335,61 @@ int cmdCompile(const CompileOpts& o) {
       return kUsageError;
     }
   }
-  auto wantsKind = [&](const std::string& k) { return std::find(kinds.begin(), kinds.end(), k) != kinds.end(); };
-  if (gpuArch.empty() && wantsKind("ptx")) {
-    std::cerr << "dscc: error: --emit=ptx needs a GPU target (--target=cuda:sm_80 or cuda:sm_90)\n";
-    return kUsageError;
-  }
+  if (!checkCompileOptions(o, out, gpuArch)) return kUsageError;
   CacheSettings settings;
   if (!resolveCacheSettings(*o.cache, "dscc", settings, std::cerr)) return kUsageError;
-  if (o.jobs < 0) {
-    std::cerr << "dscc: error: -j must be at least 0 (0: one per hardware thread)\n";
-    return kUsageError;
-  }
   codegen::PlanOptions popts;
   if (!targetPlanOptions(o.target, o.vectorWidth, o.rowSchedule, popts, std::cerr)) return 1;
   if (!streamingOption(o.streamingMin, popts, std::cerr)) return kUsageError;
-  if (o.checkBounds && popts.gpu) {
-    std::cerr << "dscc: error: --check-bounds applies to the cpu target only\n";
-    return kUsageError;
-  }
-  auto fe = loadAndPlan(o.file, o.func, popts, std::cerr, *o.onnx);
-  if (!fe) return 1;
-  fe->plan.checkBounds = o.checkBounds;
+
+  auto s = loadAndPlan(o.file, o.func, popts, std::cerr, *o.onnx, "", *o.report);
+  if (!s) return 1;
+  struct Timings {  // printed however the command ends (--time-passes)
+    const Session& s;
+    ~Timings() { s.printTimings("dscc", std::cerr); }
+  } timings{*s};
+  s->plan.checkBounds = o.checkBounds;
   // --tuning: per-range configurations (docs/tuning.md); other vector widths
-  // are planned from the same file and kept alive until the code is emitted.
+  // are planned from the same function and kept alive until the code is emitted.
   std::vector<std::unique_ptr<codegen::ModelPlan>> tunedPlans;
-  if (!o.tuning.empty()) {
-    if (!gpuArch.empty()) {
-      std::cerr << "dscc: error: --tuning applies to the cpu target only\n";
-      return kUsageError;
-    }
-    if (!applyTuning(*fe, o.tuning, o.file, o.func, popts, tunedPlans, std::cerr)) return 1;
-  }
+  if (!o.tuning.empty() && !s->stage("tuning", [&] { return applyTuning(*s, o.tuning, o.file, o.func, popts, tunedPlans, std::cerr); }))
+    return 1;
+
   std::string err;
   auto fail = [&](const std::string& msg) {
     std::cerr << "dscc: error: " << msg << "\n";
     return 1;
   };
-  auto wants = [&](const std::string& k) { return std::find(kinds.begin(), kinds.end(), k) != kinds.end(); };
-  if (wants("ir") && !writeFile(pathFor("ir"), fe->parsedIR, &err)) return fail(err);
-  if (wants("fused-ir") && !writeFile(pathFor("fused-ir"), printFunction(*fe->func), &err)) return fail(err);
-  if (wants("header") && !writeFile(pathFor("header"), headerText(*fe->func, o.file), &err)) return fail(err);
-  bool needCode = wants("llvm") || wants("asm") || wants("obj") || wants("so");
+  if (out.wants("ir") && !writeFile(out.path("ir"), s->parsedIR, &err)) return fail(err);
+  if (out.wants("fused-ir") && !writeFile(out.path("fused-ir"), printFunction(*s->func), &err)) return fail(err);
+  if (out.wants("header") && !writeFile(out.path("header"), headerText(*s->func, o.file), &err)) return fail(err);
+  bool needCode = out.wants("llvm") || out.wants("asm") || out.wants("obj") || out.wants("so");
   codegen::GpuArtifact gpu;
-  if (!gpuArch.empty() && (wants("ptx") || needCode)) {
-    codegen::GpuOptions go;
-    go.arch = gpuArch;
-    gpu.target = o.target;
-    if (std::string e = codegen::emitGpuKernels(fe->plan, go, gpu.ptx, gpu.kernels); !e.empty())
-      return fail(o.file + ": cannot compile @" + fe->func->name + " for " + o.target + ": " + e);
-    if (wants("ptx") && !writeFile(pathFor("ptx"), gpu.ptx, &err)) return fail(err);
-    // A cubin for the named arch beside the PTX when ptxas is here; the PTX
-    // stays in the artifact as the fallback the driver compiles.
-    if (needCode) {
-      std::string ptxas = findPtxas();
-      if (!ptxas.empty()) {
-        std::string base = (fs::temp_directory_path() / ("dscc-" + std::to_string(getpid()))).string();
-        if (writeFile(base + ".ptx", gpu.ptx, &err) &&
-            runProgram({ptxas, "-arch=" + gpuArch, base + ".ptx", "-o", base + ".cubin"}) == 0) {
-          std::ifstream in(base + ".cubin", std::ios::binary);
-          gpu.cubin.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-        } else {
-          std::cerr << "dscc: warning: ptxas failed; the artifact carries PTX only\n";
-        }
-        std::error_code ec;
-        fs::remove(base + ".ptx", ec);
-        fs::remove(base + ".cubin", ec);
-      }
-    }
-  }
-  std::vector<std::string> written;
-  for (const std::string& k : kinds)
-    if (pathFor(k) != "-") written.push_back(pathFor(k));
+  if (!gpuArch.empty() && (out.wants("ptx") || needCode) &&
+      !s->stage("emit PTX", [&] { return emitGpu(*s, o, out, gpuArch, needCode, gpu); }))
+    return 1;
   if (needCode) {
     codegen::ObjectOptions oo;
     oo.optimizeSize = o.optLevel == "s";
     oo.optLevel = oo.optimizeSize ? 2 : o.optLevel[0] - '0';
     oo.cpu = o.cpu;
-    bool external = wants("obj") || wants("so");
-    if (wants("llvm") || wants("asm")) {
-      // The whole model in one module, as it is before the split into
-      // per-kernel objects (the same functions; see docs/compile.md).
-      codegen::CodeModule m(fe->func->name);
-      codegen::ExternalData weights;
-      Location where;
-      if (std::string e = codegen::emitModel(fe->plan, fe->source, m, gpuArch.empty() ? nullptr : &gpu,
-                                                fs::absolute(o.file).parent_path().string(),
-                                                external ? &weights : nullptr, &where); !e.empty()) {
-        reportCannotCompile(*fe, o.file, e, where, std::cerr);
-        return 1;
-      }
-      if (o.debugInfo) codegen::addDebugInfo(m, fe->plan, o.file, oo.optLevel > 0);
-      if (std::string e = codegen::optimizeModule(m, oo); !e.empty()) return fail(e);
-      if (wants("llvm") && !writeFile(pathFor("llvm"), codegen::emitLLVMText(m), &err)) return fail(err);
-      if (wants("asm")) {
-        std::string text;
-        if (std::string e = codegen::emitMachineCode(m, oo, true, text); !e.empty()) return fail(e);
-        if (!writeFile(pathFor("asm"), text, &err)) return fail(err);
-      }
-    }
-    if (external) {
+    if ((out.wants("llvm") || out.wants("asm")) && !emitModuleText(*s, o, out, gpuArch.empty() ? nullptr : &gpu, oo))
+      return 1;
+    if (out.wants("obj") || out.wants("so")) {
       ArtifactRequest r;
       r.file = o.file;
-      if (wants("obj")) r.objPath = pathFor("obj");
-      if (wants("so")) r.soPath = pathFor("so");
+      if (out.wants("obj")) r.objPath = out.path("obj");
+      if (out.wants("so")) r.soPath = out.path("so");
       r.runtimeDir = o.runtimeDir;
       r.debugInfo = o.debugInfo;
       r.jobs = o.jobs;
       r.object = oo;
       r.gpu = gpuArch.empty() ? nullptr : &gpu;
       r.cache = settings;
-      if (int rc = buildArtifacts(*fe, r); rc != 0) return rc;
+      if (int rc = s->stage("objects and link", [&] { return buildArtifacts(*s, r); }); rc != 0) return rc;
     }
   }
-  if (o.depsMD || o.depsMMD) {
-    // gcc's rules: the targets are -MT's, else every file written; the file is
-    // -MF's, else the output (or, without -o, the input's stem) with its
-    // suffix replaced by .d; -MP adds an empty rule for each dependency but
-    // the program, so deleting one does not break make.
-    std::vector<std::string> targets = o.depTargets;
-    if (targets.empty()) targets = written;
-    if (targets.empty()) targets.push_back(stem + exts[kinds.front()]);
-    std::string depFile = o.depFile;
-    if (depFile.empty()) {
-      fs::path base = kinds.size() > 1                    ? fs::path(stem + ".x")  // -o is the stem
-                      : o.output.empty() || o.output == "-" ? fs::path(fs::path(o.file).stem().string() + ".x")
-                                                            : fs::path(o.output);
-      depFile = base.replace_extension(".d").string();
-    }
-    std::string text;
-    for (size_t i = 0; i < targets.size(); ++i) text += (i ? " " : "") + makeQuote(targets[i]);
-    text += ":";
-    std::vector<std::string> deps = dependencies(*fe, o.file);
-    for (const std::string& d : deps) text += " " + makeQuote(d);
-    text += "\n";
-    if (o.depsPhony)
-      for (size_t i = 1; i < deps.size(); ++i) text += "\n" + makeQuote(deps[i]) + ":\n";
-    if (!writeFile(depFile, text, &err)) return fail(err);
-  }
+  if ((o.depsMD || o.depsMMD) && !writeDepFile(*s, o, out)) return 1;
   return 0;
 }
 
@@ -386,6 +443,7 @@ Command addCompileCommand(CLI::App& app) {
   c->add_option("-j,--jobs", o->jobs, "threads compiling kernels (default 0: one per hardware thread)");
   addCacheFlags(c, o->cache);
   addImportOptions(c, o->onnx);
+  addSessionReportFlags(c, o->report);
   return {c, [o] { return cmdCompile(*o); }};
 }
 

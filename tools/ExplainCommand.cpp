@@ -11,7 +11,7 @@
 #include "tools/DimArgs.h"
 #include "tools/Explain.h"
 #include "tools/ToolMain.h"
-#include "tools/Frontend.h"
+#include "tools/Session.h"
 
 namespace dscc::tools {
 namespace {
@@ -21,6 +21,7 @@ struct ExplainOpts {
   std::vector<std::string> dims;
   int vectorWidth = 0;
   std::shared_ptr<frontend::ImportOptions> onnx = std::make_shared<frontend::ImportOptions>();
+  std::shared_ptr<SessionReport> report = std::make_shared<SessionReport>();
 };
 
 int cmdExplain(const ExplainOpts& o) {
@@ -28,8 +29,13 @@ int cmdExplain(const ExplainOpts& o) {
   bool gpu = o.target != "cpu";
   if (!targetPlanOptions(o.target, o.vectorWidth, o.rowSchedule, popts, std::cerr)) return 1;
   if (!streamingOption(o.streamingMin, popts, std::cerr)) return kUsageError;
-  auto fe = loadAndPlan(o.file, o.func, popts, std::cerr, *o.onnx);
+  if (!checkSessionReport(*o.report, "dscc", std::cerr)) return kUsageError;
+  auto fe = loadAndPlan(o.file, o.func, popts, std::cerr, *o.onnx, "", *o.report);
   if (!fe) return 1;
+  struct Timings {  // printed however the command ends (--time-passes)
+    const Session& s;
+    ~Timings() { s.printTimings("dscc", std::cerr); }
+  } timings{*fe};
   std::vector<std::unique_ptr<codegen::ModelPlan>> tunedPlans;  // other vector widths, alive while fe's plan points into them
   if (!o.tuning.empty()) {
     if (gpu) {
@@ -89,6 +95,7 @@ Command addExplainCommand(CLI::App& app) {
   c->add_option("--streaming-min", o->streamingMin, "as for dscc compile");
   c->add_option("--row-schedule", o->rowSchedule, "as for dscc compile");
   addImportOptions(c, o->onnx);
+  addSessionReportFlags(c, o->report);
   return {c, [o] { return cmdExplain(*o); }};
 }
 

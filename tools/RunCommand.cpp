@@ -26,6 +26,7 @@
 #ifndef DSCC_RUNTIME_ONLY
 #include "frontend/OnnxImporter.h"
 #include "passes/Pipeline.h"
+#include "tools/Session.h"
 #endif
 #include "runtime/dscc_cuda.h"
 #include "runtime/dscc_runtime.h"
@@ -83,6 +84,10 @@ struct RunOpts {
   std::string target;
   // ONNX models: how they are imported.
   std::shared_ptr<frontend::ImportOptions> onnx = std::make_shared<frontend::ImportOptions>();
+#ifndef DSCC_RUNTIME_ONLY
+  // --time-passes, --print-ir-after, ...: the session's (tools/Session.h).
+  std::shared_ptr<tools::SessionReport> report = std::make_shared<tools::SessionReport>();
+#endif
 };
 
 void error(const std::string& msg) { std::cerr << "dscc: error: " << msg << "\n"; }
@@ -338,36 +343,49 @@ int runInterpreted(const RunOpts& given) {
     error("--threads, --check, --bench, --profile, --trace and --profile-out apply to compiled models (.so from `dscc compile`), not to " + o.file);
     return kUsageError;
   }
+#ifndef DSCC_RUNTIME_ONLY
+  // The compile session's front: read or import, shape analysis.
+  if (!tools::checkSessionReport(*o.report, "dscc", std::cerr)) return kUsageError;
+  frontend::Imported names;
+  std::unique_ptr<tools::Session> session = tools::loadProgram(o.file, std::cerr, *o.onnx, *o.report, &names);
+  if (!session) return 1;
+  struct Timings {  // printed however the command ends (--time-passes)
+    const tools::Session& s;
+    ~Timings() { s.printTimings("dscc", std::cerr); }
+  } timings{*session};
+  DiagEngine& diags = *session->diags;
+  Function* f = nullptr;
+  if (frontend::isOnnxPath(o.file)) {
+    o = withArgumentNames(o, names);
+    f = session->module->entry();
+  } else {
+    f = o.func.empty() ? session->module->entry() : session->module->lookup(o.func);
+    if (!f)
+      error(o.func.empty() ? "no @main and more than one function; choose one with --func"
+                           : "no function '@" + o.func + "' in " + o.file);
+  }
+#else
   SourceMgr sm;
   DiagEngine diags(sm, std::cerr);
   std::string err;
   std::unique_ptr<Module> m;
   Function* f = nullptr;
-#ifndef DSCC_RUNTIME_ONLY
-  if (frontend::isOnnxPath(o.file)) {
-    // An ONNX model: imported, then as a parsed program.
-    frontend::Imported names;
-    m = frontend::importOnnxModule(o.file, *o.onnx, sm, diags, std::cerr, &names);
-    if (m) o = withArgumentNames(o, names);
-    PipelineOptions popts;
-    std::ostringstream passOut;
-    if (!m || !runPasses(*m, {lookupPass("infer-shapes")}, diags, popts, passOut)) return 1;
-    f = m->entry();
+  int id = sm.addFile(o.file, &err);
+  if (id < 0) {
+    error(err);
+    return 1;
   }
+  f = loadFunction(m, sm, id, diags, o.func, o.file);
 #endif
-  if (!f) {
-    int id = sm.addFile(o.file, &err);
-    if (id < 0) {
-      error(err);
-      return 1;
-    }
-    f = loadFunction(m, sm, id, diags, o.func, o.file);
-  }
   if (!f) return 1;
   std::vector<Tensor> inputs, outputs;
   if (int rc = prepareInputs(*f, o, inputs, diags, true)) return rc;
   auto t0 = std::chrono::steady_clock::now();
+#ifndef DSCC_RUNTIME_ONLY
+  bool ok = session->stage("interpret", [&] { return interpret(*f, inputs, outputs, diags); });
+#else
   bool ok = interpret(*f, inputs, outputs, diags);
+#endif
   auto t1 = std::chrono::steady_clock::now();
   if (!ok) return 1;
   if (!printOutputs(*f, outputs, o.outDir)) return 1;
@@ -525,6 +543,7 @@ int compileAndRun(const RunOpts& o) {
   std::vector<std::string> args = {self.string(), "compile", o.file, "--target=" + o.target, "-o", so};
   if (!o.func.empty()) args.push_back("--func=" + o.func);
   for (const std::string& a : tools::importOptionArgs(*o.onnx)) args.push_back(a);
+  for (const std::string& a : tools::sessionReportArgs(*o.report)) args.push_back(a);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -790,6 +809,7 @@ Command addRunCommand(CLI::App& app) {
   tools::addProfileOptions(run, o->profile);
 #ifndef DSCC_RUNTIME_ONLY
   addImportOptions(run, o->onnx);
+  addSessionReportFlags(run, o->report);
 #endif
   return {run, [o] { return cmdRun(*o); }};
 }

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tools/Explain.h"
-#include "tools/Frontend.h"
+#include "tools/Session.h"
 
 namespace dscc::tools {
 
@@ -20,7 +20,7 @@ struct KernelTime {
 /// Everything the page shows, in program order.
 struct ViewModel {
   std::string model;                     ///< the file given
-  const Frontend* fe = nullptr;          ///< the program, planned
+  const Session* fe = nullptr;          ///< the program, planned
   std::vector<KernelExplain> kernels;    ///< explain's view of each kernel (tools/Explain.h)
   const DimBindings* sizes = nullptr;    ///< --dim, or null
   std::string profileFile;               ///< --profile, or ""

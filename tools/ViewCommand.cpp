@@ -26,6 +26,7 @@ struct ViewOpts {
   int detailLimit = 3000;
   int vectorWidth = 0;
   std::shared_ptr<frontend::ImportOptions> onnx = std::make_shared<frontend::ImportOptions>();
+  std::shared_ptr<SessionReport> report = std::make_shared<SessionReport>();
 };
 
 void error(const std::string& msg) { std::cerr << "dscc: error: " << msg << "\n"; }
@@ -45,7 +46,7 @@ bool isSharedLibrary(const std::string& path) {
 }
 
 // A compiled model's program, read back from the text it embeds (as `dscc run --check` does) and planned again.
-std::unique_ptr<Frontend> loadCompiled(const ViewOpts& o, Library& lib) {
+std::unique_ptr<Session> loadCompiled(const ViewOpts& o, Library& lib) {
   lib.handle = dlopen(std::filesystem::absolute(o.file).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib.handle) {
     const char* why = dlerror();
@@ -142,7 +143,7 @@ int cmdView(const ViewOpts& o) {
     return 1;
   }
   Library lib;
-  std::unique_ptr<Frontend> fe;
+  std::unique_ptr<Session> fe;
   std::vector<std::unique_ptr<codegen::ModelPlan>> tunedPlans;  // other vector widths, alive while fe's plan points into them
   bool compiled = isSharedLibrary(o.file);
   if (compiled && (!o.tuning.empty() || o.vectorWidth != 0)) {
@@ -155,7 +156,9 @@ int cmdView(const ViewOpts& o) {
   } else {
     codegen::PlanOptions popts;
     if (!targetPlanOptions(o.target, o.vectorWidth, "", popts, std::cerr)) return kUsageError;
-    fe = loadAndPlan(o.file, o.func, popts, std::cerr, *o.onnx);
+    if (!checkSessionReport(*o.report, "dscc", std::cerr)) return kUsageError;
+    fe = loadAndPlan(o.file, o.func, popts, std::cerr, *o.onnx, "", *o.report);
+    if (fe) fe->printTimings("dscc", std::cerr);
     if (fe && !o.tuning.empty()) {
       if (o.target != "cpu") {
         error("--tuning applies to the cpu target only");
@@ -230,6 +233,7 @@ Command addViewCommand(CLI::App& app) {
                 "kernel view only")
       ->check(CLI::NonNegativeNumber);
   addImportOptions(c, o->onnx);
+  addSessionReportFlags(c, o->report);
   return {c, [o] { return cmdView(*o); }};
 }
 

@@ -15,7 +15,7 @@
 #include "codegen/ObjectEmitter.h"
 #include "tools/CacheOptions.h"
 #include "tools/Commands.h"
-#include "tools/Frontend.h"
+#include "tools/Session.h"
 #include "tools/ToolMain.h"
 #include "tuner/ShapeDistribution.h"
 #include "tuner/Tuner.h"
@@ -136,6 +136,8 @@ int main(int argc, char** argv) {
   app.add_option("model", file, "the .dsc program or .onnx model")->required();
   auto onnx = std::make_shared<frontend::ImportOptions>();
   tools::addImportOptions(&app, onnx);
+  auto report = std::make_shared<tools::SessionReport>();
+  tools::addSessionReportFlags(&app, report);
   app.add_option("--shapes", shapes, "the shape distribution (YAML, docs/tuning.md)")->required();
   app.add_option("-o", output, "the tuning file to write");
   app.add_option("--budget", budget, "measuring time: 30s, 5m, 1h (default 5m)");
@@ -205,8 +207,10 @@ int main(int argc, char** argv) {
   // Measured one launch at a time: the row-split versions (two launches
   // on a workspace) are the same code in every configuration.
   popts.cpuSplitRowMin = 0;
-  auto fe = tools::loadAndPlan(file, func, popts, std::cerr, *onnx, funcWhere);
+  if (!tools::checkSessionReport(*report, "dscc-tune", std::cerr)) return tools::kUsageError;
+  auto fe = tools::loadAndPlan(file, func, popts, std::cerr, *onnx, funcWhere, *report);
   if (!fe) return 1;
+  fe->printTimings("dscc-tune", std::cerr);
   std::map<int, std::unique_ptr<codegen::ModelPlan>> otherPlans;
   std::map<int, const codegen::ModelPlan*> plans{{8, &fe->plan}};
   for (int w : {4, 16}) {

@@ -1,6 +1,7 @@
-// Shared front half of the compiling commands: parse, infer shapes, the default pipeline, kernel planning.
-#include "tools/Frontend.h"
+// The compile session: read or import, infer shapes, the default pipeline, kernel planning, timed and reported alike for every command.
+#include "tools/Session.h"
 
+#include <cstdio>
 #include <sstream>
 
 #include "ir/Interpreter.h"
@@ -108,85 +109,158 @@ bool targetPlanOptions(const std::string& target, int vectorWidth, const std::st
   return true;
 }
 
-std::unique_ptr<Frontend> loadAndPlan(const std::string& file, const std::string& funcName,
-                                      const codegen::PlanOptions& opts, std::ostream& err,
-                                      const frontend::ImportOptions& onnx, const std::string& funcWhere) {
-  auto fe = std::make_unique<Frontend>();
-  fe->diags = std::make_unique<DiagEngine>(fe->sm, err);
-  if (frontend::isOnnxPath(file)) {
-    // An ONNX model is imported; its program text is what the artifact embeds.
-    fe->module = frontend::importOnnxModule(file, onnx, fe->sm, *fe->diags, err);
-    if (!fe->module) return nullptr;
-    fe->source = fe->sm.text(fe->module->file);
-  } else {
-    std::string why;
-    int id = fe->sm.addFile(file, &why);
-    if (id < 0) {
-      err << "dscc: error: " << why << "\n";
-      return nullptr;
-    }
-    fe->source = fe->sm.text(id);
-    fe->module = parseModule(fe->sm, id, *fe->diags);
-    if (!fe->module || !loadFileConstants(*fe->module, *fe->diags)) return nullptr;
-  }
-  return planLoaded(std::move(fe), file, funcName, opts, err, funcWhere);
+void addSessionReportFlags(CLI::App* cmd, const std::shared_ptr<SessionReport>& r) {
+  cmd->add_flag("--time-passes", r->timePasses, "print the time of each pass and stage (reading, planning, code) on stderr");
+  cmd->add_option("--print-ir-after", r->printAfter, "print the IR after pass NAME on stderr (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_flag("--print-ir-after-all", r->printAfterAll, "print the IR after every pass on stderr");
+  cmd->add_flag("--fusion-remarks", r->fusionRemarks,
+                "fuse: record in each kernel why producers were not fused (seen in the IR printed)");
 }
 
-std::unique_ptr<Frontend> loadAndPlanSource(const std::string& name, const std::string& source,
+std::vector<std::string> sessionReportArgs(const SessionReport& r) {
+  std::vector<std::string> args;
+  if (r.timePasses) args.push_back("--time-passes");
+  if (r.printAfterAll) args.push_back("--print-ir-after-all");
+  for (const std::string& n : r.printAfter) args.push_back("--print-ir-after=" + n);
+  if (r.fusionRemarks) args.push_back("--fusion-remarks");
+  return args;
+}
+
+bool checkSessionReport(const SessionReport& r, const std::string& tool, std::ostream& err) {
+  for (const std::string& n : r.printAfter)
+    if (!lookupPass(n)) {
+      err << tool << ": error: --print-ir-after: unknown pass '" << n << "' (`dscc-opt --list-passes` lists them)\n";
+      return false;
+    }
+  return true;
+}
+
+void Session::printTimings(const std::string& tool, std::ostream& os) const {
+  if (!report.timePasses) return;
+  double total = 0;
+  for (const auto& [name, ms] : timings) total += ms;
+  char buf[256];
+  for (const auto& [name, ms] : timings) {
+    std::snprintf(buf, sizeof buf, "%s: time: %10.3f ms  %s\n", tool.c_str(), ms, name.c_str());
+    os << buf;
+  }
+  std::snprintf(buf, sizeof buf, "%s: time: %10.3f ms  total\n", tool.c_str(), total);
+  os << buf;
+}
+
+namespace {
+
+// Runs `passes` on the session's module, each its own timed stage, with the
+// report's printing; the pass output goes to stderr.
+bool runSessionPasses(Session& s, const std::vector<const PassInfo*>& passes, KernelTarget target) {
+  PipelineOptions popts;
+  popts.target = target;
+  popts.printAfterAll = s.report.printAfterAll;
+  popts.printAfter = s.report.printAfter;
+  popts.fusionRemarks = s.report.fusionRemarks;
+  if (!s.solvers) s.solvers = std::make_unique<SolverPool>(popts.solverTimeoutMs);
+  for (const PassInfo* p : passes)
+    if (!s.stage(p->name, [&] { return runPasses(*s.module, {p}, *s.diags, popts, std::cerr, s.solvers.get()); }))
+      return false;
+  return true;
+}
+
+// Shape analysis of a freshly read module, and the text `--emit=ir` writes.
+std::unique_ptr<Session> analyse(std::unique_ptr<Session> s) {
+  // The target does not matter to infer-shapes (only fuse asks it).
+  if (!runSessionPasses(*s, {lookupPass("infer-shapes")}, KernelTarget::Cpu)) return nullptr;
+  s->parsedIR = printModule(*s->module);
+  return s;
+}
+
+}  // namespace
+
+std::unique_ptr<Session> loadProgram(const std::string& file, std::ostream& err, const frontend::ImportOptions& onnx,
+                                     const SessionReport& report, frontend::Imported* names) {
+  auto s = std::make_unique<Session>();
+  s->report = report;
+  s->diags = std::make_unique<DiagEngine>(s->sm, err);
+  if (frontend::isOnnxPath(file)) {
+    // An ONNX model is imported; its program text is what the artifact embeds.
+    s->module = s->stage("import", [&] { return frontend::importOnnxModule(file, onnx, s->sm, *s->diags, err, names); });
+    if (!s->module) return nullptr;
+    s->source = s->sm.text(s->module->file);
+  } else {
+    std::string why;
+    bool ok = s->stage("parse", [&] {
+      int id = s->sm.addFile(file, &why);
+      if (id < 0) {
+        err << "dscc: error: " << why << "\n";
+        return false;
+      }
+      s->source = s->sm.text(id);
+      s->module = parseModule(s->sm, id, *s->diags);
+      return s->module && loadFileConstants(*s->module, *s->diags);
+    });
+    if (!ok) return nullptr;
+  }
+  return analyse(std::move(s));
+}
+
+std::unique_ptr<Session> loadAndPlan(const std::string& file, const std::string& funcName,
+                                      const codegen::PlanOptions& opts, std::ostream& err,
+                                      const frontend::ImportOptions& onnx, const std::string& funcWhere,
+                                      const SessionReport& report) {
+  auto s = loadProgram(file, err, onnx, report);
+  if (!s || !planProgram(*s, file, funcName, opts, err, funcWhere)) return nullptr;
+  return s;
+}
+
+std::unique_ptr<Session> loadAndPlanSource(const std::string& name, const std::string& source,
                                             const std::string& sourceDir, const EmbeddedFile* embedded,
                                             const std::string& funcName, const codegen::PlanOptions& opts,
                                             std::ostream& err) {
-  auto fe = std::make_unique<Frontend>();
-  fe->diags = std::make_unique<DiagEngine>(fe->sm, err);
-  int id = fe->sm.addBuffer(name, source);
-  fe->source = source;
-  fe->module = parseModule(fe->sm, id, *fe->diags);
-  if (fe->module && embedded) useEmbeddedConstants(*fe->module, embedded);
-  if (!fe->module || !loadFileConstants(*fe->module, *fe->diags, sourceDir)) return nullptr;
-  return planLoaded(std::move(fe), name, funcName, opts, err);
+  auto s = std::make_unique<Session>();
+  s->diags = std::make_unique<DiagEngine>(s->sm, err);
+  int id = s->sm.addBuffer(name, source);
+  s->source = source;
+  s->module = parseModule(s->sm, id, *s->diags);
+  if (s->module && embedded) useEmbeddedConstants(*s->module, embedded);
+  if (!s->module || !loadFileConstants(*s->module, *s->diags, sourceDir)) return nullptr;
+  s = analyse(std::move(s));
+  if (!s || !planProgram(*s, name, funcName, opts, err)) return nullptr;
+  return s;
 }
 
-std::unique_ptr<Frontend> planLoaded(std::unique_ptr<Frontend> fe, const std::string& file,
-                                     const std::string& funcName, const codegen::PlanOptions& opts,
-                                     std::ostream& err, const std::string& funcWhere) {
-  PipelineOptions popts;
-  bool gpu = opts.gpu;
-  popts.target = gpu ? KernelTarget::Gpu : KernelTarget::Cpu;
-  std::ostringstream passOut;
-  fe->solvers = std::make_unique<SolverPool>(popts.solverTimeoutMs);
-  if (!runPasses(*fe->module, {lookupPass("infer-shapes")}, *fe->diags, popts, passOut, fe->solvers.get()))
-    return nullptr;
-  fe->parsedIR = printModule(*fe->module);
+bool planProgram(Session& s, const std::string& file, const std::string& funcName, const codegen::PlanOptions& opts,
+                 std::ostream& err, const std::string& funcWhere) {
   std::vector<const PassInfo*> rest;
   for (const PassInfo* p : defaultPipeline())
     if (p != lookupPass("infer-shapes")) rest.push_back(p);
-  if (!runPasses(*fe->module, rest, *fe->diags, popts, passOut, fe->solvers.get())) return nullptr;
-  fe->func = funcName.empty() ? fe->module->entry() : fe->module->lookup(funcName);
-  if (!fe->func) {
+  if (!runSessionPasses(s, rest, opts.gpu ? KernelTarget::Gpu : KernelTarget::Cpu)) return false;
+  s.func = funcName.empty() ? s.module->entry() : s.module->lookup(funcName);
+  if (!s.func) {
     err << (funcWhere.empty() ? "dscc" : funcWhere) << ": error: "
         << (funcName.empty() ? "no @main and more than one function in " + file + "; choose one with --func"
                              : "no function '@" + funcName + "' in " + file)
         << "\n";
-    return nullptr;
+    return false;
   }
-  fe->solver = &fe->solvers->of(*fe->func);
+  s.solver = &s.solvers->of(*s.func);
   const Operation* failed = nullptr;
-  if (std::string e = codegen::planModel(*fe->func, *fe->solver, opts, fe->plan, &failed); !e.empty()) {
+  std::string e = s.stage("plan kernels", [&] { return codegen::planModel(*s.func, *s.solver, opts, s.plan, &failed); });
+  if (!e.empty()) {
     // At the kernel's source line when the fusion kept one (the op it grew from).
-    if (failed && failed->loc.valid()) fe->diags->error(failed->loc, "cannot compile @" + fe->func->name + ": " + e);
-    else err << file << ": error: cannot compile @" << fe->func->name << ": " << e << "\n";
-    return nullptr;
+    if (failed && failed->loc.valid()) s.diags->error(failed->loc, "cannot compile @" + s.func->name + ": " + e);
+    else err << file << ": error: cannot compile @" << s.func->name << ": " << e << "\n";
+    return false;
   }
-  return fe;
+  return true;
 }
 
-void reportCannotCompile(const Frontend& fe, const std::string& file, const std::string& error, Location loc,
+void reportCannotCompile(const Session& fe, const std::string& file, const std::string& error, Location loc,
                          std::ostream& err) {
   if (loc.valid()) fe.diags->error(loc, "cannot compile @" + fe.func->name + ": " + error);
   else err << "dscc: error: " << file << ": cannot compile @" << fe.func->name << ": " << error << "\n";
 }
 
-bool applyTuning(Frontend& fe, const std::string& tuning, const std::string& file, const std::string& funcName,
+bool applyTuning(Session& fe, const std::string& tuning, const std::string& file, const std::string& funcName,
                  const codegen::PlanOptions& opts, std::vector<std::unique_ptr<codegen::ModelPlan>>& keep,
                  std::ostream& err) {
   // Another width's plan of the same function, with the same solver: the
