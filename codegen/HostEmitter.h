@@ -103,6 +103,9 @@ class HostEmitter {
   std::string emitWindowKernel(const Operation& op, const KernelPlan& k);
   /// An rnn kernel: one dscc_rnn_f32 call (cpu/HostRecurrent.cpp).
   std::string emitRnnKernel(const Operation& op, const KernelPlan& k);
+  /// A scatter or cumsum kernel: one dscc_scatter / dscc_cumsum call (cpu/HostScatter.cpp).
+  std::string emitScatterKernel(const Operation& op, const KernelPlan& k);
+  std::string emitScanKernel(const Operation& op, const KernelPlan& k);
   // The dscc_kernel_info constant of one launch of `k` (runtime/dscc_generated.h):
   // `function` (its version `version`) or a library call ("sgemm", "copy").
   // `countBytes` false: the launch reports no traffic (a RowSplit combine; the first launch counts the kernel's).

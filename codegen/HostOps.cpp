@@ -261,6 +261,8 @@ std::string HostEmitter::emitKernel(const Operation& op) {
   for (const auto& r : op.results) outs.push_back(address(r.get()));
   if (k->window) return emitWindowKernel(op, *k);
   if (k->rnn) return emitRnnKernel(op, *k);
+  if (k->scatter) return emitScatterKernel(op, *k);
+  if (k->scan) return emitScanKernel(op, *k);
   if (!k->gemm) {
     std::vector<llvm::Value*> ins;
     for (const Value* v : op.operands) ins.push_back(address(v));

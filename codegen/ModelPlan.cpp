@@ -423,6 +423,14 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
       k.rnn = std::make_shared<RnnPlan>();
       why = planRnnKernel(*op, opts.gpu, *k.rnn);
       k.hasKernel = false;
+    } else if (isScatterKernel(*op)) {
+      k.scatter = std::make_shared<ScatterPlan>();
+      why = planScatterKernel(*op, opts.gpu, *k.scatter);
+      k.hasKernel = false;
+    } else if (isScanKernel(*op)) {
+      k.scan = std::make_shared<ScanPlan>();
+      why = planScanKernel(*op, opts.gpu, *k.scan);
+      k.hasKernel = false;
     } else {
       k.gemm = std::make_shared<GemmPlan>();
       why = planLibraryKernel(*op, &solver, *k.gemm);

@@ -12,6 +12,7 @@
 
 #include "codegen/Kernel.h"
 #include "codegen/RecurrentPlan.h"
+#include "codegen/ScatterPlan.h"
 #include "codegen/WindowPlan.h"
 #include "ir/IR.h"
 #include "ir/KernelKind.h"
@@ -83,6 +84,9 @@ struct KernelPlan {
   std::shared_ptr<WindowPlan> window;
   /// For library kernels of an rnn: the runtime call (then gemm is null and hasKernel false).
   std::shared_ptr<RnnPlan> rnn;
+  /// For library kernels of a scatter or a cumsum: the runtime call (then gemm is null and hasKernel false).
+  std::shared_ptr<ScatterPlan> scatter;
+  std::shared_ptr<ScanPlan> scan;
   /// `dscc compile --tuning`: a configuration per size range; null when untuned.
   std::shared_ptr<const KernelTuningPlan> tuning;
   /// Elements per parallel task of an untuned CPU launch (kernelChunkElements).

@@ -53,4 +53,12 @@ struct NodeBuilder {
   void out(Value* v, int i = 0) { define(c, n, i, c.wrap(v)); }
 };
 
+/// The linear index of element [c_0, ..., c_{m-1}] over the first m = coords.size() of `dims` (row-major), for
+/// i64 coordinate tensors of one shape S (the result's). A coordinate not `trusted` (read from data) may be
+/// negative (it wraps once, as ONNX says), and one outside [-D_j, D_j) makes the linear index D_0 * ... *
+/// D_{m-1}: one past the last row, which gather and scatter refuse at run time instead of touching another
+/// row (frontend/OnnxMoreOps.cpp; GatherND, GatherElements, ScatterND, ScatterElements use it).
+Value* linearIndex(NodeBuilder& b, const std::vector<DimExpr>& dims, const std::vector<Value*>& coords,
+                   const std::vector<bool>& trusted);
+
 }  // namespace dscc::frontend

@@ -149,6 +149,9 @@ bool convertOpset23(Ctx& c, const onnx::NodeProto& n);
 bool convertVision(Ctx& c, const onnx::NodeProto& n);
 /// LSTM, GRU and RNN as `rnn` (frontend/OnnxRecurrent.cpp); false if `n`'s op is not one of them.
 bool convertRecurrent(Ctx& c, const onnx::NodeProto& n);
+/// ScatterND, ScatterElements, Scatter as `scatter` and CumSum as `cumsum` (frontend/OnnxScatter.cpp); false if
+/// `n`'s op is not one of them.
+bool convertScatter(Ctx& c, const onnx::NodeProto& n);
 
 /// Resize and Upsample as iota, elementwise math and gathers per resized axis
 /// (frontend/OnnxResize.cpp); false if `n`'s op is not one of them.

@@ -1,4 +1,4 @@
-// More ONNX operators, decomposed into dscc ops: hyperbolic math, Round, Mod, Hardmax, Trilu, Pad, OneHot, CumSum, depth/space.
+// More ONNX operators, decomposed into dscc ops: hyperbolic math, Round, Mod, Hardmax, Trilu, Pad, OneHot, depth/space.
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -31,67 +31,16 @@ Value* roundEven(B& b, Value* x) {
 
 // data[c_0, ..., c_{m-1}, rest...] for i64 index tensors c_j of one shape S:
 // one `gather` from data flattened to [D_0 * ... * D_{m-1}, rest...] at the
-// linear index, so GatherND and GatherElements read each element once (no
-// one-hot selection). A coordinate not `trusted` (read from data) may be
-// negative (it wraps once, as ONNX says) and one outside [-D_j, D_j) makes the
-// linear index N, which the gather refuses at run time instead of reading
-// another row. The result's dims are S + rest.
+// linear index (linearIndex), so GatherND and GatherElements read each element
+// once (no one-hot selection). The result's dims are S + rest.
 Value* gatherAt(B& b, Value* data, const std::vector<Value*>& coords, const std::vector<bool>& trusted) {
   const std::vector<DimExpr>& dims = data->type.dims;
   size_t m = coords.size();
-  Value *lin = nullptr, *bad = nullptr;
-  for (size_t j = 0; j < m; ++j) {
-    Value* cj = coords[j];
-    Value* dj = b.c.dimValue(dims[j]);
-    if (!trusted[j]) {
-      Value* zero = b.k(cj, 0);
-      cj = b.sel(b.cmp(OpKind::Lt, cj, zero), b.add(cj, dj), cj);
-      Value* outside = b.op(OpKind::Or, {b.cmp(OpKind::Lt, cj, zero), b.cmp(OpKind::Ge, cj, dj)});
-      bad = bad ? b.op(OpKind::Or, {bad, outside}) : outside;
-    }
-    lin = lin ? b.add(b.mul(lin, dj), cj) : cj;
-  }
-  DimExpr total = product(dims, 0, m);
-  if (bad) lin = b.sel(bad, b.c.dimValue(total), lin);
-  std::vector<DimExpr> flat{total};
+  Value* lin = linearIndex(b, dims, coords, trusted);
+  std::vector<DimExpr> flat{product(dims, 0, m)};
   flat.insert(flat.end(), dims.begin() + long(m), dims.end());
   Value* rows = m == 1 ? data : b.reshape(data, flat);
   return b.op(OpKind::Gather, {rows, lin}, {{"axis", Attribute::makeInt(0)}});
-}
-
-// The running sum of integer `x` along `ax` (CumSum), exactly, as a
-// Hillis-Steele scan: step k adds the partial sums shifted by 2^k (zeros
-// shifted in), ceil(log2 N) steps for a dim of at most N, each one fused
-// elementwise kernel; O(n log n) additions and no [L, L] mask. N is the
-// dim's bound under the facts: a dim with none is a located error naming the
-// --where to give. `excl` shifts the result by one; `rev` runs the scan on the
-// reversed axis.
-Value* integerScan(B& b, Value* x, int64_t ax, bool excl, bool rev) {
-  DimExpr len = x->type.dims[size_t(ax)];
-  int64_t hi = len.isConst() ? len.constValue() : b.c.solver ? b.c.solver->bounds(len).hi : INT64_MAX;
-  if (hi == INT64_MAX)
-    throw ImportError("an integer running sum over " + len.str() + " needs its largest size: give --where '" + len.str() +
-                      " in [1, N]'");
-  auto flip = [&](Value* v) {
-    constexpr int64_t past = -(int64_t(1) << 62);
-    return b.op(OpKind::Slice, {v}, {{"axes", intList({ax})}, {"starts", intList({-1})}, {"ends", intList({past})},
-                                     {"steps", intList({-1})}});
-  };
-  // v shifted by `by` along ax: zeros first, v's first len - by elements after.
-  auto shift = [&](Value* v, int64_t by) {
-    std::vector<DimExpr> zd = v->type.dims;
-    zd[size_t(ax)] = DimExpr(by);
-    Value* padded = b.op(OpKind::Concat, {b.fill(v, 0, zd), v}, {{"axis", Attribute::makeInt(ax)}});
-    return b.op(OpKind::Slice, {padded}, {{"axes", intList({ax})}, {"starts", intList({0})},
-                                          {"ends", Attribute::makeList({Attribute::makeDim(len)})}});
-  };
-  Value* y = rev ? flip(x) : x;
-  for (int64_t step = 1; step < hi; step *= 2) {
-    y = b.add(y, shift(y, step));
-    if (step > (int64_t(1) << 61)) break;
-  }
-  if (excl) y = shift(y, 1);
-  return rev ? flip(y) : y;
 }
 
 // NegativeLogLikelihoodLoss over `logp` [N, C, d...] at integer targets
@@ -138,11 +87,31 @@ Value* atan(B& b, Value* x) {
 
 }  // namespace
 
+Value* linearIndex(B& b, const std::vector<DimExpr>& dims, const std::vector<Value*>& coords,
+                   const std::vector<bool>& trusted) {
+  size_t m = coords.size();
+  Value *lin = nullptr, *bad = nullptr;
+  for (size_t j = 0; j < m; ++j) {
+    Value* cj = coords[j];
+    Value* dj = b.c.dimValue(dims[j]);
+    if (!trusted[j]) {
+      Value* zero = b.k(cj, 0);
+      cj = b.sel(b.cmp(OpKind::Lt, cj, zero), b.add(cj, dj), cj);
+      Value* outside = b.op(OpKind::Or, {b.cmp(OpKind::Lt, cj, zero), b.cmp(OpKind::Ge, cj, dj)});
+      bad = bad ? b.op(OpKind::Or, {bad, outside}) : outside;
+    }
+    lin = lin ? b.add(b.mul(lin, dj), cj) : cj;
+  }
+  if (bad) lin = b.sel(bad, b.c.dimValue(product(dims, 0, m)), lin);
+  return lin;
+}
+
 bool convertMore(Ctx& c, const onnx::NodeProto& n) {
   if (convertOpset23(c, n)) return true;
   if (convertVision(c, n)) return true;
   if (convertResize(c, n)) return true;
   if (convertRecurrent(c, n)) return true;
+  if (convertScatter(c, n)) return true;
   B b{c, n};
   const std::string& op = n.op_type();
   if (op == "If") {
@@ -530,32 +499,6 @@ bool convertMore(Ctx& c, const onnx::NodeProto& n) {
       return b.reshape(b.op(OpKind::Slice, {values}, {{"axes", intList({0})}, {"starts", intList({i})}, {"ends", intList({i + 1})}}), {});
     };
     b.out(b.sel(hit, pick(1), pick(0)));
-    return true;
-  }
-  if (op == "CumSum") {
-    Value* x = b.in(0);
-    size_t r = x->type.rank();
-    int64_t ax = b.axis(constInts(c, n, 1, "axis")[0], r);
-    bool excl = attrInt(n, "exclusive", 0) != 0, rev = attrInt(n, "reverse", 0) != 0;
-    DimExpr len = x->type.dims[ax];
-    if (!isFloat(x->type.dtype)) {
-      b.out(integerScan(b, x, ax, excl, rev));
-      return true;
-    }
-    Value* i = b.iota(DType::I64, {len, len}, 0);
-    Value* j = b.iota(DType::I64, {len, len}, 1);
-    // out[j] = sum over i of x[i] * M[i, j].
-    OpKind rel = rev ? (excl ? OpKind::Gt : OpKind::Ge) : (excl ? OpKind::Lt : OpKind::Le);
-    Value* m = b.cast(b.cmp(rel, i, j), x->type.dtype);
-    std::vector<int64_t> perm;
-    for (size_t d = 0; d < r; ++d)
-      if (int64_t(d) != ax) perm.push_back(int64_t(d));
-    perm.push_back(ax);
-    std::vector<int64_t> back(r);
-    for (size_t d = 0; d < r; ++d) back[perm[d]] = int64_t(d);
-    Value* t = ax == int64_t(r) - 1 ? x : b.transpose(x, perm);
-    Value* s = b.op(OpKind::Matmul, {t, m});
-    b.out(ax == int64_t(r) - 1 ? s : b.transpose(s, back));
     return true;
   }
   if (op == "DepthToSpace" || op == "SpaceToDepth") {

@@ -24,8 +24,8 @@ enum class OpKind {
 
 /// Groups of ops that share verification, inference and printing rules.
 enum class OpCategory {
-  Unary, Cast, Binary, Logical, Compare, Select, Reduce, ArgMax, Softmax, LayerNorm,
-  Matmul, Conv, Pool, Recurrent, Reshape, Transpose, BroadcastTo, Concat, Slice, Gather, Iota, Constant, Dim, Check, Fusion
+  Unary, Cast, Binary, Logical, Compare, Select, Reduce, ArgMax, Scan, Softmax, LayerNorm,
+  Matmul, Conv, Pool, Recurrent, Reshape, Transpose, BroadcastTo, Concat, Slice, Gather, Scatter, Iota, Constant, Dim, Check, Fusion
 };
 
 /// The element dtypes an op is defined on (its first operand's): the

@@ -30,16 +30,17 @@ std::vector<std::optional<InputRange>> inputRanges(const Function& f, const DimB
             if (seen.insert(res.get()).second) work.push_back(res.get());
         };
         switch (op->kind) {
-          case OpKind::Gather: {
-            if (i != 1) break;  // the table itself, not its indices
+          case OpKind::Gather:
+          case OpKind::Scatter: {
+            if (i != 1) break;  // the table itself (or the updates), not its indices
             const Type& data = op->operands[0]->type;
-            int64_t axis = 0;
+            int64_t axis = 0;  // a scatter writes rows of dim 0
             if (const Attribute* a = op->attr("axis"); a && a->kind == Attribute::Kind::Int) axis = a->i;
             if (axis < 0) axis += int64_t(data.rank());
             if (axis < 0 || axis >= int64_t(data.rank())) break;
             if (auto rows = data.dims[size_t(axis)].evaluate(env); rows && *rows > 0 && (!table || *rows < *table)) {
               table = *rows;
-              gatherAt = op->results.empty() ? "" : " (gather into %" + op->result()->name + ")";
+              gatherAt = op->results.empty() ? "" : " (" + std::string(op->name()) + " into %" + op->result()->name + ")";
             }
             break;
           }

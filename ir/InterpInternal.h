@@ -92,6 +92,11 @@ bool runSoftmax(OpCtx& c, std::vector<Tensor>& out);
 bool runLayerNorm(OpCtx& c, std::vector<Tensor>& out);
 bool runMatmul(OpCtx& c, std::vector<Tensor>& out);
 
+/// Data-dependent writes and scans (InterpScatter.cpp): scatter (an index
+/// outside [-N, N) is an error) and cumsum (floats accumulate in f64, as reduce_sum).
+bool runScatter(OpCtx& c, std::vector<Tensor>& out);
+bool runCumSum(OpCtx& c, std::vector<Tensor>& out);
+
 /// Sliding windows, conv and pool (InterpConv.cpp): direct loops, computed in f64.
 bool runConv(OpCtx& c, std::vector<Tensor>& out);
 bool runPool(OpCtx& c, std::vector<Tensor>& out);

@@ -298,6 +298,7 @@ bool dispatch(OpCtx& c, std::vector<Tensor>& out) {
     case OpCategory::Select: return runSelect(c, out);
     case OpCategory::Reduce: return runReduce(c, out);
     case OpCategory::ArgMax: return runArgMax(c, out);
+    case OpCategory::Scan: return runCumSum(c, out);
     case OpCategory::Softmax: return runSoftmax(c, out);
     case OpCategory::LayerNorm: return runLayerNorm(c, out);
     case OpCategory::Matmul: return runMatmul(c, out);
@@ -310,6 +311,7 @@ bool dispatch(OpCtx& c, std::vector<Tensor>& out) {
     case OpCategory::Concat: return runConcat(c, out);
     case OpCategory::Slice: return runSlice(c, out);
     case OpCategory::Gather: return runGather(c, out);
+    case OpCategory::Scatter: return runScatter(c, out);
     case OpCategory::Iota: return runIota(c, out);
     case OpCategory::Constant: return runConstant(c, out);
     case OpCategory::Dim: return runDim(c, out);

@@ -268,6 +268,7 @@ bool OpChecker::run() {
     case OpCategory::Select: return inferSelect() && ok_;
     case OpCategory::Reduce: return inferReduce() && ok_;
     case OpCategory::ArgMax: return inferArgMax() && ok_;
+    case OpCategory::Scan: return inferCumSum() && ok_;
     case OpCategory::Softmax: return inferSoftmax() && ok_;
     case OpCategory::LayerNorm: return inferLayerNorm() && ok_;
     case OpCategory::Matmul: return inferMatmul() && ok_;
@@ -280,6 +281,7 @@ bool OpChecker::run() {
     case OpCategory::Concat: return inferConcat() && ok_;
     case OpCategory::Slice: return inferSlice() && ok_;
     case OpCategory::Gather: return inferGather() && ok_;
+    case OpCategory::Scatter: return inferScatter() && ok_;
     case OpCategory::Iota: return inferIota() && ok_;
     case OpCategory::Constant: return inferConstant() && ok_;
     case OpCategory::Dim: return inferDim() && ok_;

@@ -71,6 +71,9 @@ class OpChecker {
   bool inferConcat();
   bool inferSlice();
   bool inferGather();
+  // Data-dependent writes and scans (VerifyScatter.cpp).
+  bool inferScatter();
+  bool inferCumSum();
   bool inferIota();
   bool inferConstant();
   bool inferDim();

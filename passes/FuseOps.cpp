@@ -32,6 +32,7 @@ Cls classify(const Operation& op, const std::set<const Operation*>& freeSet) {
   switch (op.info().category) {
     case OpCategory::Softmax: case OpCategory::LayerNorm: return Cls::Composite;
     case OpCategory::Matmul: case OpCategory::Conv: case OpCategory::Pool: case OpCategory::Recurrent:
+    case OpCategory::Scatter: case OpCategory::Scan:
       return Cls::Matmul;  // library calls
     default: return Cls::Elementwise;
   }

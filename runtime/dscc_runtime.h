@@ -258,6 +258,23 @@ dscc_status dscc_rnn_f32(dscc_context* ctx, int32_t cell, int32_t direction, int
                          const float* w, const float* r, const float* b, const float* initial_h,
                          const float* initial_c, float* y);
 
+/// A scatter (the IR's `scatter`): out = a copy of data [rows, inner] (dtype), then for m = 0 .. count-1 in order
+/// row indices[m] (index_dtype DSCC_I64 or DSCC_I32; negative ones count from the end once) replaced by row m of
+/// updates [count, inner] (reduction 0), or combined with it elementwise: 1 add, 2 mul, 3 max, 4 min (NaN
+/// propagates); so with duplicate indices the last update wins (0) or all combine in index order. Every index is
+/// checked before anything is written: one outside [-rows, rows) returns DSCC_INVALID_ARGUMENT naming it. Floats
+/// combine in f64 and round to the dtype once per update (f16/bf16 to nearest even), integers wrap; i1 takes
+/// reduction 0 only. out may equal data. Column blocks run on the context's threads.
+dscc_status dscc_scatter(dscc_context* ctx, int32_t dtype, int32_t reduction, int32_t index_dtype, int64_t rows,
+                         int64_t count, int64_t inner, const void* data, const void* indices, const void* updates,
+                         void* out);
+
+/// A running sum (the IR's `cumsum`) of x [outer, len, inner] along len into y (same shape and dtype, not i1):
+/// y[o, t, i] = the sum of x[o, s, i] for s <= t (exclusive: s < t; reverse: s >= t, or s > t). Floats accumulate
+/// in f64 and each output rounds once (as the interpreter); integers wrap. Parallel over outer and column blocks.
+dscc_status dscc_cumsum(dscc_context* ctx, int32_t dtype, int32_t exclusive, int32_t reverse, int64_t outer,
+                        int64_t len, int64_t inner, const void* x, void* y);
+
 /// What a profile record measured (dscc_profile_record.call).
 typedef enum dscc_profile_call {
   DSCC_PROFILE_KERNEL = 0, ///< a kernel launch: one parallel loop over the kernel's units

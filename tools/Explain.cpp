@@ -65,6 +65,23 @@ KernelExplain explainOne(const codegen::KernelPlan& k, size_t index, const DimBi
     e.text = out.str();
     return e;
   }
+  if (k.scatter || k.scan) {
+    // A scatter or cumsum: one runtime call (copy then write; a running sum), no generated kernel.
+    if (k.scatter) {
+      const codegen::ScatterPlan& s = *k.scatter;
+      e.blas = std::string("dscc_scatter: ") + std::string(dtypeName(s.dtype)) + " rows " + value(s.rows, env) +
+               " updates " + value(s.count, env) + " inner " + value(s.inner, env) + " reduction " +
+               scatterReductionName(s.reduction);
+    } else {
+      const codegen::ScanPlan& s = *k.scan;
+      e.blas = std::string("dscc_cumsum: ") + std::string(dtypeName(s.dtype)) + " outer " + value(s.outer, env) +
+               " len " + value(s.len, env) + " inner " + value(s.inner, env) + (s.attrs.exclusive ? " exclusive" : "") +
+               (s.attrs.reverse ? " reverse" : "");
+    }
+    out << "    runtime " << e.blas << "\n";
+    e.text = out.str();
+    return e;
+  }
   if (k.gemm) {
     const codegen::GemmPlan& g = *k.gemm;
     std::string batch;

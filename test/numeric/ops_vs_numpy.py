@@ -29,6 +29,7 @@ warnings.simplefilter("ignore", RuntimeWarning)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ops_cases import *  # noqa: E402,F401,F403 - the harness: dtypes, .npy files, random data, Case, add
+from scan_cases import gen_cumsum, gen_scatter  # noqa: E402 - scatter and cumsum cases
 
 UNARY = {
     # name: (reference on float64, input kind)
@@ -645,7 +646,8 @@ def compare(dt, got_dt, got, exp, tol):
     return None
 
 
-def run_case(dscc, case, workdir):
+def run_case(dscc, case, workdir, compiled=False):
+    """None when `case` passes in the interpreter (and, with `compiled`, as a compiled library too), else why not."""
     d = tempfile.mkdtemp(dir=workdir)
     prog = os.path.join(d, "prog.dsc")
     with open(prog, "w") as f:
@@ -663,6 +665,12 @@ def run_case(dscc, case, workdir):
     if case.error is not None:
         if r.returncode == 0:
             return "expected an error, but it ran"
+        if compiled:  # a data error of compiled code: the same message from the runtime, not located
+            so = os.path.join(d, "prog.so")
+            rc = subprocess.run([dscc, "compile", prog, "-o", so], capture_output=True, text=True, timeout=300)
+            rr = subprocess.run([dscc, "run", so] + cmd[3:], capture_output=True, text=True, timeout=120)
+            if rc.returncode != 0 or rr.returncode == 0 or case.error not in rr.stderr:
+                return f"compiled: expected error containing {case.error!r}, got: {rc.stderr.strip()} {rr.stderr.strip()}"
         if case.error not in r.stderr:
             return f"expected error containing {case.error!r}, got: {r.stderr.strip()}"
         if ": error: " not in r.stderr:
@@ -670,6 +678,23 @@ def run_case(dscc, case, workdir):
         return None
     if r.returncode != 0:
         return f"dscc failed ({r.returncode}): {r.stderr.strip()}\n--- program:\n{case.program()}"
+    why = compare_outputs(case, out)
+    if why or not compiled:
+        return why
+    # The same program compiled (symbolic dims stay symbols) and run as a library on the same inputs.
+    so = os.path.join(d, "prog.so")
+    r = subprocess.run([dscc, "compile", prog, "-o", so], capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        return f"dscc compile failed ({r.returncode}): {r.stderr.strip()}"
+    cmd = [dscc, "run", so, "-o", out + "_compiled"] + cmd[3:-2]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        return f"compiled run failed ({r.returncode}): {r.stderr.strip()}"
+    why = compare_outputs(case, out + "_compiled")
+    return "compiled: " + why if why else None
+
+
+def compare_outputs(case, out):
     for k, (n, dt, exp) in enumerate(case.outs):
         path = os.path.join(out, f"out{k}.npy")
         if not os.path.exists(path):
@@ -684,7 +709,9 @@ def run_case(dscc, case, workdir):
 def main():
     ap = argparse.ArgumentParser(description="Differential test of `dscc run` against NumPy.")
     ap.add_argument("dscc", help="path to the dscc binary")
-    ap.add_argument("-k", dest="only", help="run only cases whose name contains this")
+    ap.add_argument("-k", dest="only", help="run only cases whose name contains this (alternatives split by '|')")
+    ap.add_argument("--compiled", action="store_true",
+                    help="also compile each case run (dscc compile) and compare the library's outputs")
     ap.add_argument("-v", dest="verbose", action="store_true", help="print the program of each failure")
     opts = ap.parse_args()
     dscc = os.path.abspath(opts.dscc)
@@ -706,21 +733,23 @@ def main():
     gen_errors()
     gen_check()
     bert = gen_bert(root)
+    gen_scatter()
+    gen_cumsum()
 
     failures = []
     count = 0
     with tempfile.TemporaryDirectory(prefix="dscc-ops-vs-numpy-") as work:
         for case in CASES:
-            if only and only not in case.name:
+            if only and not any(k in case.name for k in only.split("|")):
                 continue
             count += 1
-            why = run_case(dscc, case, work)
+            why = run_case(dscc, case, work, opts.compiled)
             print(f"{'FAIL' if why else 'ok  '} {case.name}" + (f": {why}" if why else ""))
             if why:
                 failures.append(case.name)
                 if verbose:
                     print(case.program())
-        if bert and (not only or only in "bert_layer"):
+        if bert and (not only or only in "bert_layer") and not opts.compiled:
             count += 1
             prog, w, exp = bert
             cmd = [dscc, "run", prog, "-o", os.path.join(work, "bert")]

@@ -74,6 +74,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from random_scans import ScanOps  # noqa: E402 - scatter and cumsum (--scans)
 from random_windows import WindowOps  # noqa: E402 - conv and pool (--windows)
 
 UNARY = ["neg", "abs", "tanh", "sigmoid", "sin", "cos", "relu", "erf", "floor", "ceil", "sign"]
@@ -96,12 +97,13 @@ def mul_dims(a, b):
     return atom(a) + "*" + atom(b)
 
 
-class Gen(WindowOps):
+class Gen(WindowOps, ScanOps):
     """One random program."""
 
-    def __init__(self, seed, windows=False):
+    def __init__(self, seed, windows=False, scans=False):
         self.r = random.Random(seed)
         self.windows = windows  # also conv and pool (--windows; other batches keep their programs)
+        self.scans = scans  # also scatter and cumsum (--scans; likewise)
         self.args = []      # (name, dtype, dims, kind) kind: data | index(D-expr)
         self.lines = []
         self.pool = []      # (name, dims) f32 values
@@ -190,6 +192,8 @@ class Gen(WindowOps):
                    "normalize"]
         if self.windows:
             choices += ["window"] * 9
+        if self.scans:
+            choices += ["scatter", "cumsum"] * 3
         kind = self.r.choice(choices)
         if (x in self.centred or x in self.flat) and kind in ("integer", "logic", "argmax", "select"):
             # A value minus its own mean is rounding noise where its rows are
@@ -658,8 +662,8 @@ def size_sets(g, r, lines=False):
     return out
 
 
-def run_one(dscc, seed, k, target, keep, verbose, emulate=None, check_bounds=False, windows=False):
-    g = Gen(seed * 1000003 + k, windows)
+def run_one(dscc, seed, k, target, keep, verbose, emulate=None, check_bounds=False, windows=False, scans=False):
+    g = Gen(seed * 1000003 + k, windows, scans)
     text = g.program()
     tag = "seed %d program %d" % (seed, k)
     with tempfile.TemporaryDirectory() as tmp:
@@ -770,13 +774,14 @@ def main():
                     "of every stitch and input kernel in its CPU emulation (GpuScheduleBatch.Program)")
     ap.add_argument("--print", action="store_true", help="print program K (--first) and exit")
     ap.add_argument("--windows", action="store_true", help="also draw conv and pool (cpu only: oneDNN)")
+    ap.add_argument("--scans", action="store_true", help="also draw scatter and cumsum (cpu only: runtime calls)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
     if a.print:
-        print(Gen(a.seed * 1000003 + a.first, a.windows).program())
+        print(Gen(a.seed * 1000003 + a.first, a.windows, a.scans).program())
         return 0
-    if a.windows and a.target != "cpu":
-        ap.error("--windows applies to the cpu target only (conv and pool are not lowered for the GPU yet)")
+    if (a.windows or a.scans) and a.target != "cpu":
+        ap.error("--windows and --scans apply to the cpu target only (conv, pool, scatter, cumsum: no GPU kernels yet)")
     if a.check_bounds and a.target != "cpu":
         ap.error("--check-bounds applies to the cpu target only")
     if a.target != "cpu" and not os.path.exists(LIBDEVICE):
@@ -787,7 +792,7 @@ def main():
     runs = 0
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
         for ok, tag, n in ex.map(lambda k: run_one(a.dscc, a.seed, k, a.target, a.keep, a.verbose, a.emulate or None,
-                                                   a.check_bounds, a.windows), ks):
+                                                   a.check_bounds, a.windows, a.scans), ks):
             bad += not ok
             runs += n
     what = ("%d emulated (version, size) runs of cooperative kernels" % runs if a.emulate and a.target != "cpu"
