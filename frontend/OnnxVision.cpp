@@ -160,7 +160,7 @@ void groupNorm(NodeBuilder& b, const onnx::NodeProto& n, int64_t opset) {
   // stash_type (opset 21; 1 = f32, the default): the normalisation's precision for f16/bf16 inputs.
   if (!perGroup && attrInt(n, "stash_type", 1) == 1 && (xt.dtype == DType::F16 || xt.dtype == DType::BF16))
     xs = b.cast(x, DType::F32);
-  DimExpr inner = C / DimExpr(G);
+  DimExpr inner = DimExpr::div(C, DimExpr(G));
   for (size_t d = 2; d < xt.rank(); ++d) inner = inner * xt.dims[d];
   Value* flat = b.reshape(xs, {xt.dims[0], DimExpr(G), inner});
   Value* y = b.op(OpKind::LayerNorm, {flat, b.fill(flat, 1, {inner}), b.fill(flat, 0, {inner})},
@@ -169,13 +169,14 @@ void groupNorm(NodeBuilder& b, const onnx::NodeProto& n, int64_t opset) {
   // Scale and bias as [C, 1, ...] against x; a per-group value spread over its group's channels first.
   auto perChannel = [&](Value* v) {
     if (perGroup) v = b.reshape(b.op(OpKind::BroadcastTo, {b.reshape(v, {DimExpr(G), DimExpr(1)})}, {},
-                                     Type{v->type.dtype, {DimExpr(G), C / DimExpr(G)}}),
+                                     Type{v->type.dtype, {DimExpr(G), DimExpr::div(C, DimExpr(G))}}),
                                 {C});
     std::vector<DimExpr> d(xt.rank() - 1, DimExpr(1));
     d[0] = C;
     return b.reshape(v, d);
   };
-  b.out(b.add(b.mul(y, perChannel(scale)), perChannel(bias)));
+  Value* s = perChannel(scale);  // (named: argument order is unspecified, and the printed order should be stable)
+  b.out(b.add(b.mul(y, s), perChannel(bias)));
 }
 
 }  // namespace

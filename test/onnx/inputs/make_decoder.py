@@ -24,8 +24,9 @@ def arr(*shape):
     return rng.uniform(-1, 1, size=shape).astype(np.float32)
 
 
-def vi(name, dims):
-    return helper.make_tensor_value_info(name, TensorProto.FLOAT, dims)
+def vi(name, dims, rank=4):
+    """A float value's type; dims None: `rank` unknown dims."""
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, dims if dims is not None else [None] * rank)
 
 
 def data(name, **arrays):
@@ -50,11 +51,11 @@ data("convt2d", x=x, want=want)
 # for more than the input reaches).
 w1 = arr(2, 3, 4)
 save("convt1d", [helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="up1", strides=[3], auto_pad="SAME_UPPER")],
-     [vi("x", ["batch", 2, "L"])], [vi("y", None)], [numpy_helper.from_array(w1, "w")])
+     [vi("x", ["batch", 2, "L"])], [vi("y", None, 3)], [numpy_helper.from_array(w1, "w")])
 w3 = arr(2, 2, 2, 3, 2)
 save("convt3d", [helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="up3", strides=[2, 1, 2],
                                   output_shape=[7, 6, 9])],
-     [vi("x", [1, 2, 3, 4, 4])], [vi("y", None)], [numpy_helper.from_array(w3, "w")])
+     [vi("x", [1, 2, 3, 4, 4])], [vi("y", None, 5)], [numpy_helper.from_array(w3, "w")])
 
 # GroupNormalization: opset 18 (scale and bias per group) and opset 21 (per channel), 6 channels in 3 groups.
 gx = arr(2, 6, 5, 3) * 3 + 1
