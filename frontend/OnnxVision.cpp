@@ -179,6 +179,33 @@ void groupNorm(NodeBuilder& b, const onnx::NodeProto& n, int64_t opset) {
   b.out(b.add(b.mul(y, s), perChannel(bias)));
 }
 
+// LpPool: (sum over the window of |x|^p)^(1/p), zeros in the padding. The sum is an average pool counting the
+// padding times the window's points (every window lies in the padded extent without ceil mode, so the divisor is
+// the whole kernel), between elementwise ops that fuse around the pool's library call.
+void lpPool(NodeBuilder& b, const onnx::NodeProto& n) {
+  Value* x = b.in(0);
+  size_t sp = spatialRank(x, "LpPool");
+  auto ks = attrInts(n, "kernel_shape");
+  if (!ks) throw ImportError("attribute 'kernel_shape' is required");
+  if (ks->size() != sp)
+    throw ImportError("attribute 'kernel_shape' has " + std::to_string(ks->size()) + " entries, but the input has " +
+                      std::to_string(sp) + " spatial dims");
+  if (attrInt(n, "ceil_mode", 0) != 0)
+    throw ImportError("ceil_mode = 1 is not supported (a window past the end padding would need its own divisor)");
+  const double p = static_cast<double>(attrInt(n, "p", 2));
+  if (p < 1) throw ImportError("attribute 'p' must be >= 1, got " + std::to_string(static_cast<int64_t>(p)));
+  Attrs a{{"kind", Attribute::makeString("avg")}, {"kernel_shape", intList(*ks)}};
+  Attrs w = windowAttrs(n, sp);
+  a.insert(a.end(), w.begin(), w.end());
+  a.push_back({"count_include_pad", Attribute::makeBool(true)});
+  double points = 1;
+  for (int64_t k : *ks) points *= static_cast<double>(k);
+  Value* pw = p == 2 ? b.mul(x, x) : b.un(OpKind::Abs, x);
+  if (p != 1 && p != 2) pw = b.op(OpKind::Pow, {pw, b.k(x, p)});
+  Value* sum = b.mul(b.op(OpKind::Pool, {pw}, a), b.k(x, points));
+  b.out(p == 1 ? sum : p == 2 ? b.un(OpKind::Sqrt, sum) : b.op(OpKind::Pow, {sum, b.k(x, 1.0 / p)}));
+}
+
 }  // namespace
 
 bool convertVision(Ctx& c, const onnx::NodeProto& n) {
@@ -190,6 +217,10 @@ bool convertVision(Ctx& c, const onnx::NodeProto& n) {
   }
   if (op == "GroupNormalization") {
     groupNorm(b, n, c.opset);
+    return true;
+  }
+  if (op == "LpPool") {
+    lpPool(b, n);
     return true;
   }
   if (op == "ConvTranspose") {

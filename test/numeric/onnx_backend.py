@@ -54,7 +54,7 @@ BatchNormalization InstanceNormalization GlobalAveragePool GlobalMaxPool MatMul 
 Gather Constant Reshape Flatten Squeeze Unsqueeze Expand Slice Split Tile Pad Shape Size ConstantOfShape Range
 Trilu OneHot EyeLike Identity Dropout Clip LeakyRelu PRelu Elu Selu Celu HardSigmoid HardSwish Softplus
 Softsign Mish ThresholdedRelu Gelu GatherND GatherElements Conv ConvTranspose MaxPool AveragePool Resize Upsample LSTM GRU
-RNN GroupNormalization""".split())
+RNN GroupNormalization LpPool""".split())
 # Tests of listed ops whose stored data contradicts their own model: refused
 # with a located error, counted apart, not failed.
 _BF16_LIKE = "its stored input 'like' is [1] where the model declares [3, 4]"

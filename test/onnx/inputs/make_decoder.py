@@ -101,3 +101,27 @@ with torch.no_grad():
     data("decoder", x=dx.numpy(), want=m(dx).numpy())
     dx2 = torch.from_numpy(arr(1, 8, 1, 9))
     data("decoder2", x=dx2.numpy(), want=m(dx2).numpy())
+
+
+# LpPool (p = 2 with pads and strides, p = 3 with SAME_UPPER) against a NumPy window sum of |x|^p, zeros in the padding.
+def lp_ref(x, p, ks, st, pb, pe):
+    xp = np.pad(np.abs(x.astype(np.float64)) ** p, [(0, 0), (0, 0)] + list(zip(pb, pe)))
+    oh = (xp.shape[2] - ks[0]) // st[0] + 1
+    ow = (xp.shape[3] - ks[1]) // st[1] + 1
+    y = np.zeros(x.shape[:2] + (oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            y[:, :, i, j] = xp[:, :, i * st[0]:i * st[0] + ks[0], j * st[1]:j * st[1] + ks[1]].sum(axis=(2, 3))
+    return (y ** (1.0 / p)).astype(np.float32)
+
+
+save("lppool2", [helper.make_node("LpPool", ["x"], ["y"], name="lp2", kernel_shape=[3, 2], strides=[2, 1],
+                                  pads=[1, 0, 1, 1], p=2)],
+     [vi("x", ["batch", 3, "H", "W"])], [vi("y", None)], opset=18)
+lx = arr(2, 3, 7, 6)
+data("lppool2", x=lx, want=lp_ref(lx, 2, [3, 2], [2, 1], [1, 0], [1, 1]))
+save("lppool3", [helper.make_node("LpPool", ["x"], ["y"], name="lp3", kernel_shape=[2, 3], strides=[2, 2],
+                                  auto_pad="SAME_UPPER", p=3)],
+     [vi("x", ["batch", 3, "H", "W"])], [vi("y", None)], opset=11)
+# SAME_UPPER on 7x6 with stride 2: ceil(7/2) = 4, total pads 1 (H: the odd unit at the end), 6 -> 3, total 1.
+data("lppool3", x=lx, want=lp_ref(lx, 3, [2, 3], [2, 2], [0, 0], [1, 1]))
