@@ -1,4 +1,4 @@
-// Library kernels of one conv or pool: the operands, sizes and resolved pads of their runtime call (WindowPlan.h).
+// Library kernels of one conv, conv_transpose or pool: the operands, sizes and resolved pads of their runtime call (WindowPlan.h).
 #include "codegen/WindowPlan.h"
 
 #include <algorithm>
@@ -7,7 +7,7 @@ namespace dscc::codegen {
 
 bool isWindowKernel(const Operation& fusion) {
   return std::any_of(fusion.body.begin(), fusion.body.end(), [](const auto& op) {
-    return op->kind == OpKind::Conv || op->kind == OpKind::Pool;
+    return op->kind == OpKind::Conv || op->kind == OpKind::ConvTranspose || op->kind == OpKind::Pool;
   });
 }
 
@@ -15,7 +15,7 @@ std::string planWindowKernel(const Operation& fusion, bool gpu, WindowPlan& out)
   out = WindowPlan();
   const Operation* op = nullptr;
   for (const auto& b : fusion.body)
-    if (b->kind == OpKind::Conv || b->kind == OpKind::Pool) op = b.get();
+    if (b->kind == OpKind::Conv || b->kind == OpKind::ConvTranspose || b->kind == OpKind::Pool) op = b.get();
   if (!op) return "codegen: the library kernel holds no conv or pool";
   const std::string name(op->name());
   if (gpu) return name + " on the GPU target is not supported yet";
@@ -42,7 +42,7 @@ std::string planWindowKernel(const Operation& fusion, bool gpu, WindowPlan& out)
   out.x = idx[0];
   out.xDims = op->operands[0]->type.dims;
   out.yDims = op->result()->type.dims;
-  if (op->kind == OpKind::Conv) {
+  if (op->kind == OpKind::Conv || op->kind == OpKind::ConvTranspose) {
     out.w = idx[1];
     if (idx.size() > 2) out.bias = idx[2];
     out.wDims = op->operands[1]->type.dims;
@@ -50,7 +50,12 @@ std::string planWindowKernel(const Operation& fusion, bool gpu, WindowPlan& out)
   } else {
     for (int64_t k : out.attrs.kernel) out.kernel.push_back(DimExpr(k));
   }
-  for (size_t i = 0; i + 2 < rank; ++i) {
+  for (size_t i = 0; i + 2 < rank && op->kind == OpKind::ConvTranspose; ++i) {
+    // The pads cut from the full result (output_padding in the end one): what the runtime's size rule reads.
+    out.padsBegin.push_back(transposePadBegin(out.attrs, i, out.xDims[2 + i], out.kernel[i]));
+    out.padsEnd.push_back(transposePadEnd(out.attrs, i, out.xDims[2 + i], out.kernel[i]));
+  }
+  for (size_t i = 0; i + 2 < rank && op->kind != OpKind::ConvTranspose; ++i) {
     out.padsBegin.push_back(windowPadBegin(out.attrs, i, out.xDims[2 + i], out.kernel[i]));
     out.padsEnd.push_back(windowPadEnd(out.attrs, i, out.xDims[2 + i], out.kernel[i]));
   }

@@ -1,4 +1,5 @@
-// Plans a library kernel holding a `conv` or `pool` as one oneDNN-backed runtime call (dscc_conv_f32, dscc_pool_f32).
+// Plans a library kernel holding a `conv`, `conv_transpose` or `pool` as one oneDNN-backed runtime call (dscc_conv_f32,
+// dscc_conv_transpose_f32, dscc_pool_f32).
 //
 // The kernel is the window op alone (no prologue, no epilogue yet): its
 // operands are fusion operands, its result the fusion's only result. Sizes
@@ -15,18 +16,19 @@
 
 namespace dscc::codegen {
 
-/// One conv or pool call: where its operands come from and the sizes it is called with.
+/// One conv, conv_transpose or pool call: where its operands come from and the sizes it is called with.
 struct WindowPlan {
-  const Operation* op = nullptr;             ///< the conv or pool inside the fusion's body
+  const Operation* op = nullptr;             ///< the conv, conv_transpose or pool inside the fusion's body
   size_t x = 0, w = 0;                       ///< fusion operand indices of the input and (conv) weight
   std::optional<size_t> bias;                ///< fusion operand index of the bias (conv), if any
   std::vector<DimExpr> xDims, wDims, yDims;  ///< full dims of input, weight (conv) and result
   std::vector<DimExpr> kernel;               ///< spatial kernel sizes
-  std::vector<DimExpr> padsBegin, padsEnd;   ///< resolved pads per spatial dim
+  std::vector<DimExpr> padsBegin, padsEnd;   ///< resolved pads per spatial dim (conv_transpose: cut from its full
+                                             ///< result, output_padding subtracted from the end one)
   WindowAttrs attrs;
 };
 
-/// True when `fusion`'s body holds a conv or pool (its planner kind is then library).
+/// True when `fusion`'s body holds a conv, conv_transpose or pool (its planner kind is then library).
 bool isWindowKernel(const Operation& fusion);
 
 /// Plans `fusion` (a library kernel holding a conv or pool); "" or why not, e.g. "conv on the GPU target is not

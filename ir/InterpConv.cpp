@@ -1,4 +1,4 @@
-// Interpreter kernels for the sliding-window ops, conv and pool: plain direct loops, the reference the compiled code is tested against.
+// Interpreter kernels for the sliding-window ops, conv, conv_transpose and pool: plain direct loops, the reference the compiled code is tested against.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -103,15 +103,103 @@ int64_t paddedCount(const Geometry& g, const Shape& op) {
   return cnt;
 }
 
+// conv_transpose's concrete sizes on its operands: the begin pads (derived ones resolved) and the result's
+// spatial dims; false (reported) when the operands do not fit or a size is negative.
+bool transposeGeometry(OpCtx& c, WindowAttrs& a, Shape& padBegin, Shape& out) {
+  const Tensor &x = *c.in[0], &w = *c.in[1];
+  if (x.rank() < 3) return c.fail(c.name() + " needs an input of rank >= 3, got " + x.typeStr());
+  if (w.rank() != x.rank())
+    return c.fail("the weight of conv_transpose has rank " + std::to_string(w.rank()) + ", not " + std::to_string(x.rank()));
+  const size_t n = x.rank() - 2;
+  if (!readAttrs(c, n, a)) return false;
+  for (size_t i = 0; i < n; ++i) {
+    DimExpr in(x.shape[2 + i]), k(w.shape[2 + i]);
+    if (w.shape[2 + i] < 1) return c.fail("the kernel of " + c.name() + " is empty along spatial dim " + std::to_string(i));
+    const int64_t o = transposeOutDim(a, i, in, k).constValue();
+    if (o < 0)
+      return c.fail("the result of " + c.name() + " along spatial dim " + std::to_string(i) + " would have size " +
+                    std::to_string(o) + " (input " + std::to_string(x.shape[2 + i]) + ")");
+    padBegin.push_back(transposePadBegin(a, i, in, k).constValue());
+    out.push_back(o);
+  }
+  return true;
+}
+
 }  // namespace
 
 bool windowFitsAtRunTime(OpCtx& c) {
+  if (c.op.kind == OpKind::ConvTranspose) {
+    WindowAttrs a;
+    Shape pb, o;
+    return transposeGeometry(c, a, pb, o);
+  }
   if (c.op.kind != OpKind::Conv && c.op.kind != OpKind::Pool) return true;
   Geometry g;
   return geometry(c, g);
 }
 
+// The adjoint of conv: every input point scatters its window, x[n, ci, i] * w[ci, m % (M/group), k] added at
+// i*stride + k*dilation - pad_begin of output channel m of ci's group (points outside the result dropped).
+bool runConvTranspose(OpCtx& c, std::vector<Tensor>& out) {
+  WindowAttrs a;
+  Shape pb, os;
+  if (!transposeGeometry(c, a, pb, os)) return false;
+  const Tensor &x = *c.in[0], &w = *c.in[1];
+  const Tensor* bias = c.in.size() > 2 ? c.in[2] : nullptr;
+  const int64_t N = x.shape[0], C = x.shape[1], G = a.group, Mg = w.shape[1], M = Mg * G;
+  if (C % G != 0 || w.shape[0] != C)
+    return c.fail("conv_transpose with group " + std::to_string(G) + " cannot take input " + x.typeStr() +
+                  " and weight " + w.typeStr());
+  if (bias && (bias->rank() != 1 || bias->shape[0] != M))
+    return c.fail("the bias of conv_transpose is " + bias->typeStr() + ", expected " + std::to_string(M) + " values");
+  const int64_t Cg = C / G;
+  const size_t n = os.size();
+  Shape outShape = {N, M};
+  outShape.insert(outShape.end(), os.begin(), os.end());
+  Tensor r = Tensor::zeros(c.outDType(), outShape);
+  if (r.numel() == 0) {
+    out.push_back(std::move(r));
+    return true;
+  }
+  const Shape inSp(x.shape.begin() + 2, x.shape.end()), ks(w.shape.begin() + 2, w.shape.end());
+  const Shape xs = stridesOf(x.shape), ws = stridesOf(w.shape), ys = stridesOf(outShape);
+  int64_t plane = 1;
+  for (int64_t o : os) plane *= o;
+  std::vector<double> acc(static_cast<size_t>(r.numel()));  // f64 sums, stored in the result's dtype at the end
+  for (size_t q = 0; q < acc.size(); ++q) acc[q] = bias ? bias->getF(static_cast<int64_t>(q) / plane % M) : 0.0;
+  bool anyIn = true;
+  for (int64_t d : inSp) anyIn = anyIn && d > 0;
+  for (int64_t b = 0; b < N && anyIn; ++b)
+    for (int64_t ci = 0; ci < C; ++ci) {
+      const int64_t grp = ci / Cg;
+      Shape ip(n, 0);
+      do {
+        int64_t xoff = b * xs[0] + ci * xs[1];
+        for (size_t d = 0; d < n; ++d) xoff += ip[d] * xs[2 + d];
+        const double xv = x.getF(xoff);
+        Shape kk(n, 0);
+        do {
+          int64_t yoff = b * ys[0], woff = ci * ws[0];
+          bool inside = true;
+          for (size_t d = 0; d < n && inside; ++d) {
+            const int64_t o = ip[d] * a.strides[d] + kk[d] * a.dilations[d] - pb[d];
+            inside = o >= 0 && o < os[d];
+            yoff += o * ys[2 + d];
+            woff += kk[d] * ws[2 + d];
+          }
+          if (!inside) continue;
+          for (int64_t mo = 0; mo < Mg; ++mo)
+            acc[static_cast<size_t>(yoff + (grp * Mg + mo) * ys[1])] += xv * w.getF(woff + mo * ws[1]);
+        } while (next(kk, ks));
+      } while (next(ip, inSp));
+    }
+  for (size_t q = 0; q < acc.size(); ++q) r.setF(static_cast<int64_t>(q), acc[q]);
+  out.push_back(std::move(r));
+  return true;
+}
+
 bool runConv(OpCtx& c, std::vector<Tensor>& out) {
+  if (c.op.kind == OpKind::ConvTranspose) return runConvTranspose(c, out);  // the same category, its own loops
   Geometry g;
   if (!geometry(c, g)) return false;
   const Tensor &x = *c.in[0], &w = *c.in[1];

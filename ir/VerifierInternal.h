@@ -58,6 +58,8 @@ class OpChecker {
   bool inferMatmul();
   // Sliding windows (VerifyWindow.cpp).
   bool inferConv();
+  /// conv_transpose: operands, channels and the result size (VerifyWindow.cpp).
+  bool inferConvTranspose();
   bool inferPool();
   /// Reads conv/pool attributes for `spatial` dims, reporting a located error.
   bool windowAttrs(size_t spatial, WindowAttrs& a);

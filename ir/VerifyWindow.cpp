@@ -1,4 +1,4 @@
-// Verification and result-type inference of the sliding-window ops, `conv` and `pool` (size rule in ir/Window.h).
+// Verification and result-type inference of the sliding-window ops, `conv`, `conv_transpose` and `pool` (size rules in ir/Window.h).
 #include "ir/VerifierInternal.h"
 #include "ir/Window.h"
 
@@ -35,6 +35,7 @@ bool OpChecker::windowFits(const WindowAttrs& a, size_t i, const DimExpr& in, co
 }
 
 bool OpChecker::inferConv() {
+  if (op_.kind == OpKind::ConvTranspose) return inferConvTranspose();  // same category (a library call), other rule
   const Type &x = in(0), &w = in(1);
   if (!sameDType(0, 1)) return false;  // (floats: the op's domain, Ops.def)
   if (x.rank() < 3)
@@ -69,6 +70,65 @@ bool OpChecker::inferConv() {
     if (k.isConst() && k.constValue() < 1) return err("the kernel of 'conv' is empty along spatial dim " + std::to_string(i));
     if (!windowFits(a, i, x.dims[2 + i], k)) return false;
     t.dims.push_back(windowOutDim(a, i, x.dims[2 + i], k));
+  }
+  setResult(t);
+  return true;
+}
+
+bool OpChecker::inferConvTranspose() {
+  const Type &x = in(0), &w = in(1);
+  if (!sameDType(0, 1)) return false;
+  if (x.rank() < 3)
+    return err("'conv_transpose' needs an input of rank >= 3 ([N, C, spatial...]), but " + operandName(0) + " is " +
+               x.str());
+  if (w.rank() != x.rank())
+    return err("the weight of 'conv_transpose' must have the input's rank " + std::to_string(x.rank()) +
+               " ([C, M/group, k...]), but " + operandName(1) + " is " + w.str());
+  const size_t n = x.rank() - 2;
+  WindowAttrs a;
+  if (!windowAttrs(n, a)) return false;
+  const DimExpr& C = x.dims[1];
+  DimExpr G(a.group), M = w.dims[1] * G;
+  if (C.isConst() && C.constValue() % a.group != 0)
+    return err("group " + std::to_string(a.group) + " of 'conv_transpose' does not divide the " + C.str() +
+               " input channels");
+  if (!C.isConst()) oracle_.requireAtRuntime({"divisible", C, G, "group of 'conv_transpose' divides its input channels"}, &op_);
+  if (!checkEqualDims(C, w.dims[0], "input channels of 'conv_transpose' do not match the weight's dim 0",
+                      "input channels of 'conv_transpose' equal the weight's dim 0"))
+    return false;
+  if (op_.operands.size() == 3) {
+    if (!sameDType(0, 2)) return false;
+    const Type& b = in(2);
+    if (b.rank() != 1)
+      return err("the bias of 'conv_transpose' must have rank 1 ([M]), but " + operandName(2) + " is " + b.str());
+    if (!checkEqualDims(b.dims[0], M, "the bias of 'conv_transpose' does not match the output channels (weight dim 1 times group)",
+                        "the bias of 'conv_transpose' has one value per output channel"))
+      return false;
+  }
+  Type t{x.dtype, {x.dims[0], M}};
+  for (size_t i = 0; i < n; ++i) {
+    const DimExpr& k = w.dims[2 + i];
+    if (k.isConst() && k.constValue() < 1)
+      return err("the kernel of 'conv_transpose' is empty along spatial dim " + std::to_string(i));
+    DimExpr o = transposeOutDim(a, i, x.dims[2 + i], k);
+    // A size must not be negative (a small input with large pads): a compile error when it is everywhere the facts
+    // allow, nothing when they prove it, else a run-time check.
+    std::string what = "the result of 'conv_transpose' has a size >= 0 along spatial dim " + std::to_string(i);
+    if (o.isConst()) {
+      if (o.constValue() < 0)
+        return err("the result of 'conv_transpose' along spatial dim " + std::to_string(i) + " has size " + o.str() +
+                   " (the pads cut more than the " + std::to_string(a.strides[i]) + "*(in-1) + span points there are)");
+    } else {
+      Tri tr = oracle_.equal(DimExpr::max(DimExpr(0), o), o);
+      if (tr == Tri::Disproved) {
+        err("the result of 'conv_transpose' along spatial dim " + std::to_string(i) + " has size " + o.str() +
+            ", negative at every size the facts allow");
+        exampleNote();
+        return false;
+      }
+      if (tr != Tri::Proved) oracle_.requireAtRuntime({"le", DimExpr(0), o, what}, &op_);
+    }
+    t.dims.push_back(o);
   }
   setResult(t);
   return true;

@@ -1,5 +1,7 @@
-// The sliding-window geometry of `conv` and `pool` (declared in Window.h).
+// The sliding-window geometry of `conv`, `conv_transpose` and `pool` (declared in Window.h).
 #include "ir/Window.h"
+
+#include <optional>
 
 namespace dscc {
 namespace {
@@ -74,13 +76,24 @@ std::string readWindowAttrs(const Operation& op, size_t n, WindowAttrs& out, Loc
     if (out.autoPad != AutoPad::Explicit && op.attr("pads"))
       return "'" + name + "' takes 'pads' or auto_pad = \"" + a->s + "\", not both";
   }
-  if (op.kind == OpKind::Conv) {
+  if (op.kind == OpKind::Conv || op.kind == OpKind::ConvTranspose) {
     if (const Attribute* g = op.attr("group")) {
       where = g->loc;
       if (g->kind != Attribute::Kind::Int || g->i < 1 || g->i > kMaxWindowAttr)
-        return "attribute 'group' of 'conv' must be an integer in [1, " + std::to_string(kMaxWindowAttr) + "]";
+        return "attribute 'group' of '" + name + "' must be an integer in [1, " + std::to_string(kMaxWindowAttr) + "]";
       out.group = g->i;
     }
+    if (op.kind == OpKind::Conv) return "";
+    if (std::string e = intList(op, "output_padding", n, 0, 0, out.outputPadding, where); !e.empty()) return e;
+    if (op.attr("output_shape")) {
+      // The result's spatial sizes as ONNX states them; the pads follow from them (Window.h), so both may not be given.
+      if (std::string e = intList(op, "output_shape", n, 0, 0, out.outputShape, where); !e.empty()) return e;
+      if (op.attr("pads")) {
+        where = op.attr("pads")->loc;
+        return "'conv_transpose' takes 'pads' or 'output_shape', not both (the pads follow from the output shape)";
+      }
+    }
+    where = op.loc;
     return "";
   }
   const Attribute* k = op.attr("kind");
@@ -153,6 +166,47 @@ DimExpr windowOutDim(const WindowAttrs& a, size_t i, const DimExpr& in, const Di
   if (!a.ceilMode || a.autoPad == AutoPad::Valid) return DimExpr::floorDiv(room, s) + DimExpr(1);
   DimExpr lastStart = DimExpr::floorDiv(in + windowPadBegin(a, i, in, k) - DimExpr(1), s);
   return DimExpr::min(DimExpr::ceilDiv(room, s), lastStart) + DimExpr(1);
+}
+
+namespace {
+
+// conv_transpose's total derived padding along dim i for a result of size `out` (ONNX's total_padding).
+DimExpr transposeTotal(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k, const DimExpr& out) {
+  return DimExpr(a.strides[i]) * (in - DimExpr(1)) + DimExpr(a.outputPadding[i]) + windowSpan(a, i, k) - out;
+}
+
+// The derived pads' result size: output_shape, else in*stride for SAME; nullopt when the pads are stated.
+std::optional<DimExpr> derivedOut(const WindowAttrs& a, size_t i, const DimExpr& in) {
+  if (!a.outputShape.empty()) return DimExpr(a.outputShape[i]);
+  if (a.autoPad == AutoPad::SameUpper || a.autoPad == AutoPad::SameLower) return in * DimExpr(a.strides[i]);
+  return std::nullopt;
+}
+
+}  // namespace
+
+DimExpr transposePadBegin(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k) {
+  if (auto out = derivedOut(a, i, in)) {
+    DimExpr t = transposeTotal(a, i, in, k, *out), half = DimExpr::floorDiv(t, DimExpr(2));
+    // ONNX: SAME_UPPER puts the odd unit at the end; NOTSET (output_shape) and SAME_LOWER at the start.
+    return a.autoPad == AutoPad::SameUpper ? half : t - half;
+  }
+  return a.autoPad == AutoPad::Valid ? DimExpr(0) : DimExpr(a.padsBegin[i]);
+}
+
+DimExpr transposePadEnd(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k) {
+  if (auto out = derivedOut(a, i, in)) {
+    DimExpr t = transposeTotal(a, i, in, k, *out);
+    // Cut from the full result, output_padding included: the total minus the begin pad, less output_padding.
+    return t - transposePadBegin(a, i, in, k) - DimExpr(a.outputPadding[i]);
+  }
+  DimExpr pe = a.autoPad == AutoPad::Valid ? DimExpr(0) : DimExpr(a.padsEnd[i]);
+  return pe - DimExpr(a.outputPadding[i]);
+}
+
+DimExpr transposeOutDim(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k) {
+  if (auto out = derivedOut(a, i, in)) return *out;
+  return DimExpr(a.strides[i]) * (in - DimExpr(1)) + windowSpan(a, i, k) - transposePadBegin(a, i, in, k) -
+         transposePadEnd(a, i, in, k);
 }
 
 }  // namespace dscc

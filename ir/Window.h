@@ -1,4 +1,4 @@
-// The sliding-window geometry of `conv` and `pool`: their attributes and the size rule, shared by the verifier, the interpreter, the importer and codegen.
+// The sliding-window geometry of `conv`, `conv_transpose` and `pool`: their attributes and the size rules, shared by the verifier, the interpreter, the importer and codegen.
 #pragma once
 
 #include <cstdint>
@@ -18,14 +18,16 @@ struct WindowAttrs {
   size_t n = 0;  ///< spatial rank (operand rank - 2)
   std::vector<int64_t> strides, dilations, padsBegin, padsEnd;  ///< n each
   AutoPad autoPad = AutoPad::Explicit;
-  int64_t group = 1;            ///< conv only
+  int64_t group = 1;            ///< conv and conv_transpose only
+  std::vector<int64_t> outputPadding;  ///< conv_transpose only: n (default zeros)
+  std::vector<int64_t> outputShape;    ///< conv_transpose only: n spatial sizes, or empty when not given
   bool isMax = false;           ///< pool only: kind = "max" (else "avg")
   std::vector<int64_t> kernel;  ///< pool only: kernel_shape
   bool ceilMode = false;        ///< pool only
   bool countIncludePad = false; ///< pool only (avg)
 };
 
-/// Reads the attributes of `op` (conv or pool) for `spatialRank` spatial dims. Returns "" or a message; on
+/// Reads the attributes of `op` (conv, conv_transpose or pool) for `spatialRank` spatial dims. Returns "" or a message; on
 /// error `where` is the offending attribute's location (or the op's).
 std::string readWindowAttrs(const Operation& op, size_t spatialRank, WindowAttrs& out, Location& where);
 
@@ -47,5 +49,21 @@ DimExpr windowPadEnd(const WindowAttrs& a, size_t i, const DimExpr& in, const Di
 DimExpr windowOutDim(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k);
 /// The padded extent a window must fit in: in + pb + pe (the relation span <= this must hold).
 DimExpr windowPaddedIn(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k);
+
+// conv_transpose (ONNX ConvTranspose): each input point scatters a window; the full result along spatial dim i
+// has stride*(in-1) + span + output_padding points, of which pads[begin] are cut at the start and pads[end] at
+// the end. With `output_shape` or auto_pad SAME_* the pads are derived from the sizes (ONNX's rule):
+//   total = stride*(in-1) + output_padding + span - out,
+//   same_upper: begin = floor(total/2), end = total - begin; otherwise begin = total - floor(total/2), end = floor(total/2)
+// where out is output_shape[i] or in*stride (SAME). Derived pads may be negative: the result then has points no
+// input reaches (they hold the bias).
+
+/// The padding cut before spatial dim `i` of conv_transpose's full result (may be negative when derived).
+DimExpr transposePadBegin(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k);
+/// The padding cut after spatial dim `i`, output_padding already subtracted (may be negative): the result size
+/// is stride*(in-1) + span - transposePadBegin - transposePadEnd.
+DimExpr transposePadEnd(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k);
+/// The result size of conv_transpose along spatial dim `i`.
+DimExpr transposeOutDim(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k);
 
 }  // namespace dscc

@@ -1,4 +1,4 @@
-// dscc_conv_f32 and dscc_pool_f32: checked sizes, oneDNN primitives made for the sizes at run time and cached by shape, dense image or channel slices run on the context's threads.
+// dscc_conv_f32, dscc_conv_transpose_f32 and dscc_pool_f32: checked sizes, oneDNN primitives made for the sizes at run time and cached by shape, dense image or channel slices run on the context's threads.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -264,6 +264,145 @@ extern "C" dscc_status dscc_conv_f32(dscc_context* ctx, int32_t n_spatial, const
         execute(p, std::move(args));
       }
     });
+    return DSCC_OK;
+  });
+#endif
+}
+
+extern "C" dscc_status dscc_conv_transpose_f32(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims,
+                                               const float* x, const int64_t* w_dims, const float* w,
+                                               const float* bias, const int64_t* y_dims, float* y, int64_t group,
+                                               const int64_t* strides, const int64_t* dilations,
+                                               const int64_t* pads_begin, const int64_t* pads_end) {
+  const char* fn = "dscc_conv_transpose_f32";
+  if (!ctx) return fail(nullptr, DSCC_INVALID_ARGUMENT, std::string(fn) + ": ctx is NULL");
+  if (n_spatial < 1 || n_spatial > 3 || !x_dims || !w_dims || !y_dims || !strides || !dilations || !pads_begin ||
+      !pads_end)
+    return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(fn) + ": 1 to 3 spatial dims and every size array are needed");
+  const int r = n_spatial + 2;
+  const int64_t N = x_dims[0], C = x_dims[1], Mg = w_dims[1], G = group, M = Mg * std::max<int64_t>(G, 1);
+  const std::string shapes = " (input " + dscc::runtime::str(x_dims, r) + ", weight " + dscc::runtime::str(w_dims, r) +
+                             ", output " + dscc::runtime::str(y_dims, r) + ", group " + std::to_string(group) + ")";
+  if (G < 1 || N < 0 || C < 0 || Mg < 0 || C % G || w_dims[0] != C || y_dims[0] != N || y_dims[1] != M)
+    return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(fn) + ": channels do not match" + shapes);
+  // Per spatial dim: the size rule (docs/ir.md), and the pads clamped at 0 for oneDNN: a negative pad adds result
+  // points no input reaches, which hold the bias (written around oneDNN's result below).
+  int64_t inN = 1, outN = 1, innerN = 1;
+  bool inner = true, clamped = false;
+  std::vector<int64_t> in(r), out(r), k(r), st(r), dl(r), pl(r), pr(r), sub(r), off(r, 0);
+  for (int i = 0; i < n_spatial; ++i) {
+    in[i] = x_dims[2 + i], out[i] = y_dims[2 + i], k[i] = w_dims[2 + i], st[i] = strides[i], dl[i] = dilations[i];
+    const std::string at = " (spatial dim " + std::to_string(i) + ")" + shapes;
+    if (in[i] < 0 || out[i] < 0 || k[i] < 1 || st[i] < 1 || dl[i] < 1)
+      return fail(ctx, DSCC_INVALID_ARGUMENT,
+                  std::string(fn) + ": sizes must be >= 0, kernel, strides and dilations >= 1" + at);
+    const int64_t full = st[i] * (in[i] - 1) + dl[i] * (k[i] - 1) + 1, want = full - pads_begin[i] - pads_end[i];
+    if (out[i] != want)
+      return fail(ctx, DSCC_INVALID_ARGUMENT,
+                  std::string(fn) + ": output size " + std::to_string(out[i]) + " is not " + std::to_string(want) + at);
+    pl[i] = std::max<int64_t>(pads_begin[i], 0), pr[i] = std::max<int64_t>(pads_end[i], 0);
+    off[i] = pl[i] - pads_begin[i];
+    sub[i] = full - pl[i] - pr[i];  // the points oneDNN computes
+    clamped = clamped || pl[i] != pads_begin[i] || pr[i] != pads_end[i];
+    inner = inner && sub[i] > 0;
+    inN *= in[i], outN *= out[i], innerN *= std::max<int64_t>(sub[i], 0);
+  }
+  const int64_t plane = outN;
+  inN *= N * C, outN *= N * M, innerN *= N * M;
+  if (outN == 0) return DSCC_OK;
+  auto fillBias = [&] {
+    for (int64_t q = 0; q < outN; ++q) y[q] = bias ? bias[q / plane % M] : 0.0f;
+  };
+  // No input point (an empty input, or every computed point cut by the pads): the result is its bias.
+  if (inN == 0 || !inner) {
+    fillBias();
+    return DSCC_OK;
+  }
+#ifndef DSCC_HAVE_DNNL
+  (void)x, (void)w, (void)innerN, (void)clamped;
+  return fail(ctx, DSCC_UNAVAILABLE, std::string(fn) + ": this runtime was built without oneDNN");
+#else
+  return dscc::runtime::guarded(ctx, fn, [&]() -> dscc_status {
+    using namespace dscc::runtime;
+    using dnnl::memory;
+    const int64_t Cg = C / G;
+    std::vector<float> tmp(clamped ? static_cast<size_t>(innerN) : 0);
+    float* dst = clamped ? tmp.data() : y;
+    const int64_t units = G > 1 ? G : M;  // one image's slices: whole groups, or output channels
+    const Split sp = split(N, units, ctx->pool.numThreads());
+    memory::dims inSp(in.begin(), in.begin() + n_spatial), subSp(sub.begin(), sub.begin() + n_spatial);
+    memory::dims ks(k.begin(), k.begin() + n_spatial), stv(st.begin(), st.begin() + n_spatial), dil, plv, prv;
+    for (int i = 0; i < n_spatial; ++i) dil.push_back(dl[i] - 1), plv.push_back(pl[i]), prv.push_back(pr[i]);
+    memory::dims xFull = {N, C}, yFull = {N, M};
+    xFull.insert(xFull.end(), inSp.begin(), inSp.end());
+    yFull.insert(yFull.end(), subSp.begin(), subSp.end());
+    const memory::dims xStr = denseStrides(xFull), yStr = denseStrides(yFull);
+    int64_t kvol = 1;
+    for (int64_t v : ks) kvol *= v;
+    // One slice's primitive: `nb` images of `u` units. The weight is ONNX's [C, M/group, k...] read in place:
+    // oneDNN's (group,) output channel, input channel, k... order with the strides of that layout.
+    auto primFor = [&](int64_t nb, int64_t u) {
+      Dims key = {-1, int64_t(n_spatial), nb, C, M, G, u, bias != nullptr};
+      for (int i = 0; i < n_spatial; ++i) key.insert(key.end(), {in[i], sub[i], k[i], st[i], dl[i], pl[i], pr[i]});
+      return cache().get(key, [&] {
+        const int64_t cin = G > 1 ? u * Cg : C, cout = G > 1 ? u * Mg : u;
+        memory::dims xd = {nb, cin}, yd = {nb, cout}, wd, ws;
+        xd.insert(xd.end(), inSp.begin(), inSp.end());
+        yd.insert(yd.end(), subSp.begin(), subSp.end());
+        if (G > 1) wd = {u, Mg, Cg}, ws = {Cg * Mg * kvol, kvol, Mg * kvol};
+        else wd = {u, C}, ws = {kvol, Mg * kvol};
+        wd.insert(wd.end(), ks.begin(), ks.end());
+        const memory::dims kStr = denseStrides(ks);
+        ws.insert(ws.end(), kStr.begin(), kStr.end());
+        memory::desc xm(xd, memory::data_type::f32, denseStrides(xd)), ym(yd, memory::data_type::f32, denseStrides(yd));
+        memory::desc wm(wd, memory::data_type::f32, ws);
+        memory::desc bm = bias ? memory::desc({cout}, memory::data_type::f32, memory::dims{1}) : memory::desc();
+        dnnl::deconvolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                                            xm, wm, bm, ym, stv, dil, plv, prv);
+        dnnl::primitive_attr attr;
+        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        dnnl::deconvolution_forward::primitive_desc pd(d, attr, cpu());
+        return std::make_shared<Prim>(Prim{dnnl::deconvolution_forward(pd), pd.scratchpad_desc(), pd.src_desc(),
+                                           pd.weights_desc(), pd.bias_desc(), pd.dst_desc()});
+      });
+    };
+    auto sliceShape = [&](int64_t t) { return sp.batch ? std::make_pair(sp.size(t), units) : std::make_pair(int64_t(1), sp.size(t)); };
+    std::shared_ptr<Prim> full = primFor(sliceShape(0).first, sliceShape(0).second);
+    std::shared_ptr<Prim> last = primFor(sliceShape(sp.count - 1).first, sliceShape(sp.count - 1).second);
+    ctx->pool.parallelFor(0, sp.count, 1, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const Prim& p = t + 1 < sp.count ? *full : *last;
+        const int64_t n0 = sp.batch ? t * sp.per : 0, u0 = sp.batch ? 0 : t * sp.per;
+        const int64_t c0 = G > 1 ? u0 * Cg : 0, m0 = G > 1 ? u0 * Mg : u0;
+        // The slice's first weight: group u0's first row (grouped), or output channel u0's column (ungrouped).
+        const int64_t w0 = G > 1 ? u0 * Cg * Mg * kvol : u0 * kvol;
+        std::unordered_map<int, memory> args;
+        args.emplace(DNNL_ARG_SRC, memory(p.src, cpu(), const_cast<float*>(x) + n0 * xStr[0] + c0 * xStr[1]));
+        args.emplace(DNNL_ARG_WEIGHTS, memory(p.weights, cpu(), const_cast<float*>(w) + w0));
+        if (bias) args.emplace(DNNL_ARG_BIAS, memory(p.bias, cpu(), const_cast<float*>(bias) + m0));
+        args.emplace(DNNL_ARG_DST, memory(p.dst, cpu(), dst + n0 * yStr[0] + m0 * yStr[1]));
+        execute(p, std::move(args));
+      }
+    });
+    if (clamped) {
+      // oneDNN's points sit at `off` inside the result; the rest hold the bias.
+      fillBias();
+      // Strides of the result [N, M, out...].
+      std::vector<int64_t> ys(r, 1), yd = {N, M};
+      yd.insert(yd.end(), out.begin(), out.begin() + n_spatial);
+      for (int i = r; i-- > 0;) ys[i] = i == r - 1 ? 1 : ys[i + 1] * yd[i + 1];
+      std::vector<int64_t> sd = {N, M};
+      sd.insert(sd.end(), sub.begin(), sub.begin() + n_spatial);
+      for (int64_t q = 0; q < innerN; ++q) {
+        int64_t rem = q, at = 0;
+        for (int i = r; i-- > 0;) {
+          const int64_t idx = rem % sd[i];
+          rem /= sd[i];
+          at += (idx + (i >= 2 ? off[i - 2] : 0)) * ys[i];
+        }
+        y[at] = tmp[static_cast<size_t>(q)];
+      }
+    }
     return DSCC_OK;
   });
 #endif

@@ -197,6 +197,27 @@ extern "C" dscc_status dscc_conv_f32_info(dscc_context* ctx, int32_t n_spatial, 
   return st;
 }
 
+extern "C" dscc_status dscc_conv_transpose_f32_info(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims,
+                                                    const float* x, const int64_t* w_dims, const float* w,
+                                                    const float* bias, const int64_t* y_dims, float* y, int64_t group,
+                                                    const int64_t* strides, const int64_t* dilations,
+                                                    const int64_t* pads_begin, const int64_t* pads_end,
+                                                    const dscc_kernel_info* info) {
+  if (!ctx || !ctx->profiling.load(std::memory_order_relaxed)) [[likely]]
+    return dscc_conv_transpose_f32(ctx, n_spatial, x_dims, x, w_dims, w, bias, y_dims, y, group, strides, dilations,
+                                   pads_begin, pads_end);
+  int64_t start = dscc::runtime::nowNs();
+  dscc_status st = dscc_conv_transpose_f32(ctx, n_spatial, x_dims, x, w_dims, w, bias, y_dims, y, group, strides,
+                                           dilations, pads_begin, pads_end);
+  // Each input point scatters M/group * kernel products: flops counted per input element (recordWindow counts
+  // per output element, so the input's count is passed as the output's work below).
+  const int32_t r = n_spatial + 2;
+  recordWindow(ctx, info, start, n_spatial, x_dims, y_dims,
+               2 * product(w_dims, 1, r) * product(x_dims, 0, r) / std::max(1.0, product(y_dims, 0, r)),
+               product(w_dims, 0, r));
+  return st;
+}
+
 extern "C" dscc_status dscc_pool_f32_info(dscc_context* ctx, int32_t n_spatial, int32_t kind, int32_t count_include_pad,
                                           const int64_t* x_dims, const float* x, const int64_t* y_dims, float* y,
                                           const int64_t* kernel, const int64_t* strides, const int64_t* dilations,

@@ -54,6 +54,13 @@ dscc_status dscc_conv_f32_info(dscc_context* ctx, int32_t n_spatial, const int64
                                float* y, int64_t group, const int64_t* strides, const int64_t* dilations,
                                const int64_t* pads_begin, const int64_t* pads_end, const dscc_kernel_info* info);
 
+/// dscc_conv_transpose_f32, recorded as `info` when profiling is on (flops 2 per multiply-add, bytes of x, w and y).
+dscc_status dscc_conv_transpose_f32_info(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims, const float* x,
+                                         const int64_t* w_dims, const float* w, const float* bias,
+                                         const int64_t* y_dims, float* y, int64_t group, const int64_t* strides,
+                                         const int64_t* dilations, const int64_t* pads_begin, const int64_t* pads_end,
+                                         const dscc_kernel_info* info);
+
 /// dscc_pool_f32, recorded as `info` when profiling is on (flops one per window point, bytes of x and y).
 dscc_status dscc_pool_f32_info(dscc_context* ctx, int32_t n_spatial, int32_t kind, int32_t count_include_pad,
                                const int64_t* x_dims, const float* x, const int64_t* y_dims, float* y,

@@ -238,6 +238,17 @@ dscc_status dscc_conv_f32(dscc_context* ctx, int32_t n_spatial, const int64_t* x
                           int64_t group, const int64_t* strides, const int64_t* dilations, const int64_t* pads_begin,
                           const int64_t* pads_end);
 
+/// N-d transposed convolution (ONNX ConvTranspose, the adjoint of dscc_conv_f32), dense row-major NCHW: x_dims =
+/// [N, C, in...], w_dims = [C, M/group, k...] (ONNX's layout), bias [M] or NULL, y_dims = [N, M, out...] with
+/// out = strides*(in-1) + dilations*(k-1) + 1 - pads_begin - pads_end per spatial dim. pads_end has
+/// output_padding subtracted already; either pad may be negative (result points no input reaches hold the bias).
+/// Through oneDNN's deconvolution primitive, cached by shape and split over threads as dscc_conv_f32;
+/// DSCC_UNAVAILABLE without oneDNN.
+dscc_status dscc_conv_transpose_f32(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims, const float* x,
+                                    const int64_t* w_dims, const float* w, const float* bias, const int64_t* y_dims,
+                                    float* y, int64_t group, const int64_t* strides, const int64_t* dilations,
+                                    const int64_t* pads_begin, const int64_t* pads_end);
+
 /// N-d max (kind 0) or average (kind 1) pooling, dense row-major NCHW, over windows of `kernel` (same size rule
 /// and arguments as dscc_conv_f32, output y_dims = [N, C, out...]). Max ignores padding; average divides by the
 /// window points inside the input, or with count_include_pad by those inside the padded extent (a ceil-mode

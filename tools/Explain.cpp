@@ -49,7 +49,9 @@ KernelExplain explainOne(const codegen::KernelPlan& k, size_t index, const DimBi
       for (const DimExpr& d : ds) s += (s.empty() ? "" : "x") + value(d, env);
       return s;
     };
-    e.blas = std::string(w.op->kind == OpKind::Conv ? "dscc_conv_f32" : "dscc_pool_f32") + ": input " +
+    e.blas = std::string(w.op->kind == OpKind::Conv            ? "dscc_conv_f32"
+                         : w.op->kind == OpKind::ConvTranspose ? "dscc_conv_transpose_f32"
+                                                               : "dscc_pool_f32") + ": input " +
              dims(w.xDims) + (w.wDims.empty() ? "" : " weight " + dims(w.wDims)) + " output " + dims(w.yDims);
     out << "    oneDNN " << e.blas << "\n";
     e.text = out.str();

@@ -1,4 +1,4 @@
-// The host side of conv and pool kernels: one call of dscc_conv_f32 or dscc_pool_f32 with the sizes evaluated at run time.
+// The host side of conv, conv_transpose and pool kernels: one call of dscc_conv_f32, dscc_conv_transpose_f32 or dscc_pool_f32 with the sizes evaluated at run time.
 #include "codegen/HostEmitter.h"
 #include "codegen/WindowPlan.h"
 
@@ -26,15 +26,17 @@ std::string HostEmitter::emitWindowKernel(const Operation& op, const KernelPlan&
   llvm::Value* dilations = ints(w.attrs.dilations, "win.dilations");
   llvm::Value* pb = arr(w.padsBegin, "win.pads_begin");
   llvm::Value* pe = arr(w.padsEnd, "win.pads_end");
-  if (w.op->kind == OpKind::Conv) {
+  if (w.op->kind == OpKind::Conv || w.op->kind == OpKind::ConvTranspose) {
     // The *_info entry points record the call when profiling is on (kernelInfo; no size names of its own:
-    // the runtime names the output's dims d0..).
-    llvm::FunctionCallee conv =
-        declare("dscc_conv_f32_info", i32(), {p, i32(), p, p, p, p, p, p, p, i64(), p, p, p, p, p});
+    // the runtime names the output's dims d0..). conv_transpose takes the same arguments (its pads are the
+    // ones cut from its full result, WindowPlan.h).
+    const bool tr = w.op->kind == OpKind::ConvTranspose;
+    llvm::FunctionCallee conv = declare(tr ? "dscc_conv_transpose_f32_info" : "dscc_conv_f32_info", i32(),
+                                        {p, i32(), p, p, p, p, p, p, p, i64(), p, p, p, p, p});
     llvm::Value* bias = w.bias ? address(op.operands.at(*w.bias)) : llvm::ConstantPointerNull::get(b_.getPtrTy());
     checked(conv, {ctxArg_, b_.getInt32(n), arr(w.xDims, "conv.x_dims"), x, arr(w.wDims, "conv.w_dims"),
                    address(op.operands.at(w.w)), bias, arr(w.yDims, "conv.y_dims"), y, b_.getInt64(w.attrs.group),
-                   strides, dilations, pb, pe, kernelInfo(k, k.symbol + ".conv", "conv", false)});
+                   strides, dilations, pb, pe, kernelInfo(k, k.symbol + (tr ? ".conv_transpose" : ".conv"), tr ? "conv_transpose" : "conv", false)});
     return "";
   }
   llvm::FunctionCallee pool =

@@ -53,8 +53,8 @@ ReduceL2 ReduceSumSquare ReduceLogSumExp ArgMax ArgMin Softmax LogSoftmax LayerN
 BatchNormalization InstanceNormalization GlobalAveragePool GlobalMaxPool MatMul Gemm Einsum Transpose Concat
 Gather Constant Reshape Flatten Squeeze Unsqueeze Expand Slice Split Tile Pad Shape Size ConstantOfShape Range
 Trilu OneHot EyeLike Identity Dropout Clip LeakyRelu PRelu Elu Selu Celu HardSigmoid HardSwish Softplus
-Softsign Mish ThresholdedRelu Gelu GatherND GatherElements Conv MaxPool AveragePool Resize Upsample LSTM GRU RNN
-CumSum ScatterND ScatterElements Scatter""".split())
+Softsign Mish ThresholdedRelu Gelu GatherND GatherElements Conv ConvTranspose MaxPool AveragePool Resize Upsample LSTM GRU
+RNN GroupNormalization LpPool CumSum ScatterND ScatterElements Scatter""".split())
 # Tests of listed ops whose stored data contradicts their own model: refused
 # with a located error, counted apart, not failed.
 _BF16_LIKE = "its stored input 'like' is [1] where the model declares [3, 4]"

@@ -1,5 +1,6 @@
-"""Conv and pool for the random program generator (random_programs.py --windows): a mixin of its Gen, which gives
-it `r` (the seeded random.Random), `syms`, `arg`, `emit` and `op_unary`."""
+"""Conv, conv_transpose and pool for the random program generator (random_programs.py --windows): a mixin of its Gen,
+which gives it `r` (the seeded random.Random), `syms`, `arg`, `emit` and `op_unary`."""
+import random
 
 
 class WindowOps:
@@ -57,8 +58,49 @@ class WindowOps:
             return
         m = self.r.choice(["2", "3", C])
         group = int(C) if C.isdigit() and m == C and int(C) > 1 and self.r.random() < 0.5 else 1
+        # conv_transpose instead, from a generator of its own seeded by this one's state: drawing it from `r` would
+        # change every --windows program after the first window, those without a conv_transpose too.
+        side = random.Random("%s|%s|%r" % (x, ",".join(dims), self.r.getstate()[1][:2]))
+        if side.random() < 0.4:
+            return self.op_conv_transpose(x, dims, ks, st, dil, pb, pe, maybe_zero, m, group, side)
         if group > 1:
             attrs.append("group = %d" % group)
         w = self.arg([m, "1" if group > 1 else C] + [str(k) for k in ks])
         b = ", %%%s" % self.arg([m]) if self.r.random() < 0.5 else ""
         self.emit("conv %%%s, %%%s%s%s" % (x, w, b, " {%s}" % ", ".join(attrs) if attrs else ""), [dims[0], m] + out)
+
+    def op_conv_transpose(self, x, dims, ks, st, dil, pb, pe, maybe_zero, m, group, side):
+        """conv_transpose of x with the kernel, strides, dilations and pads drawn for a conv. Symbolic dims keep their
+        size (stride 1 and pads adding up to the span less one, or SAME); static ones take the drawn stride and an
+        output_padding, the pads dropped where they would cut more than there is; the size computed here by the rule
+        of docs/ir.md."""
+        C, out, ops = dims[1], [], []
+        pb, pe = list(pb), list(pe)
+        for i, d in enumerate(dims[2:]):
+            span = dil[i] * (ks[i] - 1) + 1
+            if not d.isdigit() or maybe_zero:  # (SAME: in*stride, the stride 1 here)
+                ops.append(0)
+                out.append(d)
+                continue
+            op = side.choice([0, 0, 1, st[i]])
+            if st[i] * (int(d) - 1) + span + op - pb[i] - pe[i] < 1:
+                pb[i] = pe[i] = 0
+            ops.append(op)
+            out.append(str(st[i] * (int(d) - 1) + span + op - pb[i] - pe[i]))
+        attrs = []
+        if any(s != 1 for s in st):
+            attrs.append("strides = [%s]" % ", ".join(map(str, st)))
+        if any(v != 1 for v in dil):
+            attrs.append("dilations = [%s]" % ", ".join(map(str, dil)))
+        if maybe_zero:
+            attrs.append('auto_pad = "%s"' % side.choice(["same_upper", "same_lower"]))
+        elif any(pb + pe):
+            attrs.append("pads = [%s]" % ", ".join(map(str, pb + pe)))
+        if any(ops):
+            attrs.append("output_padding = [%s]" % ", ".join(map(str, ops)))
+        if group > 1:
+            attrs.append("group = %d" % group)
+        w = self.arg([C, "1" if group > 1 else m] + [str(k) for k in ks])
+        b = ", %%%s" % self.arg([m]) if side.random() < 0.5 else ""
+        self.emit("conv_transpose %%%s, %%%s%s%s" % (x, w, b, " {%s}" % ", ".join(attrs) if attrs else ""),
+                  [dims[0], m] + out)

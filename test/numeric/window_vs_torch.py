@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""conv and pool (the sliding-window ops) in dscc against PyTorch, an oracle independent of dscc.
+"""conv, conv_transpose and pool (the sliding-window ops) in dscc against PyTorch, an oracle independent of dscc.
 
 Usage: /usr/bin/python3 test/numeric/window_vs_torch.py PATH/TO/dscc [--compiled] [-k SUBSTRING] [-v]
 
@@ -15,6 +15,9 @@ larger ones, odd and even (strides and ceil mode care). Inputs are uniform in
 
 The oracle is torch.nn.functional: conv1d/2d/3d (asymmetric pads and
 auto_pad through F.pad, with the SAME pads computed here from ONNX's rule),
+conv_transpose1d/2d/3d (torch's own padding and output_padding where they
+are symmetric and small, else the unpadded result cropped or extended by
+F.pad, the pads of output_shape and SAME computed here from ONNX's rule),
 max_pool (symmetric pads through torch's `padding`, asymmetric ones through
 F.pad with -inf), avg_pool (torch's own count_include_pad and ceil_mode), and
 for dilated average pooling, which torch lacks, a sum of the zero-padded input
@@ -188,6 +191,66 @@ def pool_case(name, n, C, kind, ks, strides=None, dilations=None, pads=None, aut
     CASES.append((name, text, [("x", ["N", C] + sp)], fn, sizes))
 
 
+def transpose_pads(ins, ks, ss, ds, ops, pads, auto_pad, output_shape):
+    """ONNX's ConvTranspose pads (begin, end) per spatial dim; derived ones (output_shape, SAME) may be negative."""
+    n = len(ins)
+    if output_shape is None and not (auto_pad or "").startswith("same"):
+        return ([0] * n, [0] * n) if auto_pad == "valid" else (pads[:n], pads[n:])
+    pb, pe = [], []
+    for i in range(n):
+        out = output_shape[i] if output_shape is not None else ins[i] * ss[i]
+        total = ss[i] * (ins[i] - 1) + ops[i] + ds[i] * (ks[i] - 1) + 1 - out
+        b = total // 2 if auto_pad == "same_upper" else total - total // 2
+        pb.append(b)
+        pe.append(total - b)
+    return pb, pe
+
+
+def conv_transpose_case(name, n, C, M, ks, group=1, strides=None, dilations=None, pads=None, output_padding=None,
+                        output_shape=None, auto_pad=None, bias=False, batch=2, lo=None):
+    strides = strides or [1] * n
+    dilations = dilations or [1] * n
+    pads = pads or [0] * (2 * n)
+    ops = output_padding or [0] * n
+    a = {}
+    if strides != [1] * n:
+        a["strides"] = strides
+    if dilations != [1] * n:
+        a["dilations"] = dilations
+    if auto_pad:
+        a["auto_pad"] = auto_pad
+    elif pads != [0] * (2 * n) and output_shape is None:
+        a["pads"] = pads
+    if output_padding:
+        a["output_padding"] = output_padding
+    if output_shape:
+        a["output_shape"] = output_shape
+    if group != 1:
+        a["group"] = group
+    sp = SYMS[:n]
+    xdims = ", ".join(["N", str(C)] + sp)
+    wdims = ", ".join([str(C), str(M // group)] + [str(k) for k in ks])
+    args = "%%x: f32[%s], %%w: f32[%s]" % (xdims, wdims) + (", %%b: f32[%d]" % M if bias else "")
+    lo = lo or [1] * n
+    where = ", ".join(["N in [1, 4]"] + ["%s in [%d, 64]" % (s, l) for s, l in zip(sp, lo)])
+    text = "func @main(%s) -> f32[%s] where %s {\n  %%y = conv_transpose %%x, %%w%s%s\n  return %%y\n}\n" % (
+        args, ", ".join(["N", "?"] + ["?"] * n), where, ", %b" if bias else "", attrs_text(a))
+
+    def fn(x, w, b=None):
+        ins = list(x.shape[2:])
+        pb, pe = transpose_pads(ins, ks, strides, dilations, ops, pads, auto_pad, output_shape)
+        f = [F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d][n - 1]
+        if pb == pe and all(p >= 0 for p in pb) and all(o < max(s, d) for o, s, d in zip(ops, strides, dilations)):
+            return f(x, w, b, stride=strides, padding=pb, output_padding=ops, groups=group, dilation=dilations)
+        # The unpadded result, cropped (positive pads) or extended with zeros (negative ones, output_padding).
+        y = F.pad(f(x, w, None, stride=strides, groups=group, dilation=dilations),
+                  fpad([-p for p in pb], [o - p for o, p in zip(ops, pe)]))
+        return y if b is None else y + b.reshape([M] + [1] * n)
+
+    inputs = [("x", ["N", C] + sp), ("w", [C, M // group] + ks)] + ([("b", [M])] if bias else [])
+    CASES.append((name, text, inputs, fn, size_points(lo, n, batch)))
+
+
 def size_points(lo, n, batch):
     """The smallest accepted input, one more, and larger odd and even sizes (fewer in 3-D)."""
     extra = [(7, 8), (16, 13)] if n < 3 else [(6, 5)]
@@ -221,6 +284,29 @@ conv_case("conv2d_valid", 2, 2, 3, [3, 2], strides=[2, 1], auto_pad="valid")
 conv_case("conv3d_plain", 3, 2, 3, [2, 3, 2], pads=[1, 0, 1, 0, 1, 1], bias=True)
 conv_case("conv3d_stride_dil_groups", 3, 4, 2, [3, 2, 2], group=2, strides=[2, 1, 2], dilations=[1, 2, 1])
 conv_case("conv3d_same_upper", 3, 2, 2, [3, 3, 3], strides=[2, 2, 1], auto_pad="same_upper")
+
+# ---------------------------------------------------------------- conv_transpose
+conv_transpose_case("convT1d_plain", 1, 3, 4, [3])
+conv_transpose_case("convT1d_stride_dil_bias", 1, 4, 6, [3], strides=[2], dilations=[2], pads=[1, 2], bias=True)
+conv_transpose_case("convT1d_outpad_big", 1, 2, 3, [2], strides=[2], output_padding=[3], bias=True)
+conv_transpose_case("convT2d_plain", 2, 3, 5, [3, 3], bias=True)
+conv_transpose_case("convT2d_upsample", 2, 4, 2, [4, 4], strides=[2, 2], pads=[1, 1, 1, 1], bias=True)
+conv_transpose_case("convT2d_outpad", 2, 3, 4, [3, 3], strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1])
+conv_transpose_case("convT2d_outpad_nopad", 2, 2, 3, [3, 2], strides=[2, 3], output_padding=[1, 2], bias=True)
+conv_transpose_case("convT2d_asym_pads", 2, 2, 3, [3, 3], strides=[2, 1], pads=[0, 2, 1, 1], bias=True, lo=[1, 2])
+conv_transpose_case("convT2d_dilation", 2, 2, 2, [3, 2], strides=[1, 2], dilations=[2, 3], pads=[1, 0, 2, 1])
+conv_transpose_case("convT2d_groups", 2, 6, 4, [3, 3], group=2, strides=[2, 2], pads=[1, 1, 1, 1], bias=True)
+conv_transpose_case("convT2d_depthwise", 2, 4, 4, [3, 3], group=4, strides=[2, 1])
+conv_transpose_case("convT2d_groups_mult", 2, 3, 6, [2, 3], group=3, strides=[3, 2], bias=True)
+conv_transpose_case("convT2d_same_upper", 2, 3, 2, [3, 4], strides=[2, 3], auto_pad="same_upper", bias=True)
+conv_transpose_case("convT2d_same_lower", 2, 3, 2, [4, 3], strides=[2, 2], dilations=[1, 2], auto_pad="same_lower")
+conv_transpose_case("convT2d_same_negative", 2, 2, 2, [1, 2], strides=[3, 4], auto_pad="same_upper")
+conv_transpose_case("convT2d_valid", 2, 2, 3, [3, 2], strides=[2, 1], auto_pad="valid")
+conv_transpose_case("convT2d_output_shape", 2, 2, 3, [3, 3], strides=[2, 2], output_shape=[20, 21], bias=True,
+                    lo=[9, 9])
+conv_transpose_case("convT3d_plain", 3, 2, 3, [2, 3, 2], pads=[1, 0, 1, 0, 1, 1], bias=True, lo=[2, 1, 2])
+conv_transpose_case("convT3d_stride_groups", 3, 4, 2, [3, 2, 2], group=2, strides=[2, 1, 2], dilations=[1, 2, 1],
+                    output_padding=[1, 0, 1])
 
 # ---------------------------------------------------------------- pool
 pool_case("maxpool1d", 1, 3, "max", [3], strides=[2])

@@ -1,4 +1,4 @@
-// dscc_conv_f32 and dscc_pool_f32 against naive loops: groups, strides, dilations, asymmetric pads, ceil-mode sizes, threads, the shape cache, bad arguments.
+// dscc_conv_f32, dscc_conv_transpose_f32 and dscc_pool_f32 against naive loops: groups, strides, dilations, asymmetric pads, ceil-mode sizes, threads, the shape cache, bad arguments.
 //
 // Tolerance: |got - want| <= 1e-5 + 1e-5 * sum |terms| per element (f32 sums
 // against a double reference). Outputs are pre-filled with NaN so an element
@@ -110,6 +110,42 @@ void checkPool(dscc_context* ctx, const Win& c, int kind, bool include, unsigned
         }
 }
 
+/// Runs dscc_conv_transpose_f32 (pads_end with output_padding subtracted, either pad possibly negative) on random
+/// data and compares with a naive scatter: x [N, C, H, W], w [C, M/group, kh, kw].
+void checkConvTranspose(dscc_context* ctx, const Win& c, bool bias, unsigned seed) {
+  const int64_t OH = c.sh * (c.H - 1) + c.dh * (c.kh - 1) + 1 - c.pt - c.pb;
+  const int64_t OW = c.sw * (c.W - 1) + c.dw * (c.kw - 1) + 1 - c.pl - c.pr;
+  const int64_t Cg = c.C / c.group, Mg = c.M / c.group;
+  std::vector<float> x = randomData(size_t(c.N * c.C * c.H * c.W), seed);
+  std::vector<float> w = randomData(size_t(c.C * Mg * c.kh * c.kw), seed + 1);
+  std::vector<float> b = randomData(size_t(c.M), seed + 2);
+  std::vector<float> y(size_t(c.N * c.M * OH * OW), std::numeric_limits<float>::quiet_NaN());
+  std::vector<double> want(y.size(), 0.0), mag(y.size(), 0.0);
+  int64_t xd[] = {c.N, c.C, c.H, c.W}, wd[] = {c.C, Mg, c.kh, c.kw}, yd[] = {c.N, c.M, OH, OW};
+  int64_t st[] = {c.sh, c.sw}, dl[] = {c.dh, c.dw}, pb[] = {c.pt, c.pl}, pe[] = {c.pb, c.pr};
+  ASSERT_EQ(dscc_conv_transpose_f32(ctx, 2, xd, x.data(), wd, w.data(), bias ? b.data() : nullptr, yd, y.data(),
+                                    c.group, st, dl, pb, pe),
+            DSCC_OK)
+      << dscc_status_message(ctx);
+  for (size_t q = 0; q < want.size(); ++q) want[q] = bias ? b[q / size_t(OH * OW) % size_t(c.M)] : 0.0;
+  for (int64_t n = 0; n < c.N; ++n)
+    for (int64_t ci = 0; ci < c.C; ++ci)
+      for (int64_t h = 0; h < c.H; ++h)
+        for (int64_t ww = 0; ww < c.W; ++ww)
+          for (int64_t mo = 0; mo < Mg; ++mo)
+            for (int64_t i = 0; i < c.kh; ++i)
+              for (int64_t j = 0; j < c.kw; ++j) {
+                int64_t oh = h * c.sh + i * c.dh - c.pt, ow = ww * c.sw + j * c.dw - c.pl, m = ci / Cg * Mg + mo;
+                if (oh < 0 || oh >= OH || ow < 0 || ow >= OW) continue;
+                double t = double(x[size_t(((n * c.C + ci) * c.H + h) * c.W + ww)]) *
+                           w[size_t(((ci * Mg + mo) * c.kh + i) * c.kw + j)];
+                size_t q = size_t(((n * c.M + m) * OH + oh) * OW + ow);
+                want[q] += t, mag[q] += std::fabs(t);
+              }
+  for (size_t q = 0; q < y.size(); ++q)
+    ASSERT_LE(std::fabs(y[q] - want[q]), 1e-5 + 1e-5 * mag[q]) << "element " << q << " of " << y.size();
+}
+
 bool haveDnnl(dscc_context* ctx) {
   int64_t d[] = {1, 1, 1, 1}, one[] = {1, 1}, zero[] = {0, 0};
   float x = 1, w = 1, y = 0;
@@ -136,6 +172,36 @@ TEST(RuntimeDnnl, ConvShapes) {
     one.H = 3, one.W = 3;
     checkConv(ctx.get(), one, true, 5);
   }
+}
+
+TEST(RuntimeDnnl, ConvTransposeShapes) {
+  for (int threads : {1, 3}) {
+    ContextPtr ctx(dscc_context_create(threads));
+    if (!haveDnnl(ctx.get())) GTEST_SKIP() << "runtime built without oneDNN";
+    Win a;  // plain 3x3
+    a.N = 2, a.C = 3, a.H = 4, a.W = 5, a.M = 5, a.kh = a.kw = 3;
+    checkConvTranspose(ctx.get(), a, true, 21);
+    Win b = a;  // upsampling: stride 2, pads 1, output_padding 1 (end pads 0)
+    b.sh = b.sw = 2, b.pt = b.pl = 1, b.kh = b.kw = 4;
+    checkConvTranspose(ctx.get(), b, false, 22);
+    Win g = a;  // groups and dilation, asymmetric pads
+    g.C = 6, g.M = 4, g.group = 2, g.dh = 2, g.pt = 2, g.pr = 1;
+    checkConvTranspose(ctx.get(), g, true, 23);
+    Win neg = a;  // negative pads: output_padding beyond the stride, a derived negative begin pad
+    neg.N = 1, neg.sh = 2, neg.sw = 3, neg.pb = -3, neg.pl = -1, neg.pr = -2;
+    checkConvTranspose(ctx.get(), neg, true, 24);
+    Win dw = a;  // one image, depthwise: slices of groups
+    dw.N = 1, dw.C = 4, dw.M = 8, dw.group = 4, dw.sh = 2;
+    checkConvTranspose(ctx.get(), dw, true, 25);
+  }
+  // A size the rule does not give is an error naming both.
+  ContextPtr ctx(dscc_context_create(1));
+  int64_t xd[] = {1, 1, 2, 2}, wd[] = {1, 1, 2, 2}, yd[] = {1, 1, 3, 4}, one[] = {1, 1}, zero[] = {0, 0};
+  std::vector<float> x(4, 1.0f), w(4, 1.0f), y(12);
+  EXPECT_EQ(dscc_conv_transpose_f32(ctx.get(), 2, xd, x.data(), wd, w.data(), nullptr, yd, y.data(), 1, one, one, zero,
+                                    zero),
+            DSCC_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dscc_status_message(ctx.get())).find("output size 4 is not 3"), std::string::npos);
 }
 
 TEST(RuntimeDnnl, PoolShapes) {

@@ -59,10 +59,9 @@ save("shapes", [
     numpy_helper.from_array(np.array([0, -1], dtype=np.int64), "zero_minus1")])
 
 # An operator dscc does not have.
-save("conv", [helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="ConvT_12")],
-     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4]),
-      helper.make_tensor_value_info("w", TensorProto.FLOAT, [1, 1, 3, 3])],
-     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 6, 6])], opset=14)
+save("det", [helper.make_node("Det", ["x"], ["y"], name="Det_12")],
+     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 4])],
+     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])], opset=14)
 
 # An element type dscc does not have.
 save("uint8", [helper.make_node("Identity", ["x"], ["y"])],
