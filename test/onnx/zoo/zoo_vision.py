@@ -101,6 +101,28 @@ def wav2vec2():
     return T.Wav2Vec2Model(cfg)
 
 
+def convnext():
+    # Two stages (widths 8, 16; one block each): a 4x4/4 patchify stem with a channels-first LayerNorm, depthwise 7x7
+    # convs, LayerNorm over channels (permuted), inverted-bottleneck MLP with GELU, layer scale; a 2x2/2 downsampling
+    # conv between the stages; global average pool and LayerNorm (pooler_output). At least 8x8.
+    cfg = T.ConvNextConfig(num_channels=3, patch_size=4, num_stages=2, hidden_sizes=[8, 16], depths=[1, 1])
+    return T.ConvNextModel(cfg)
+
+
+def segformer():
+    # SegFormer (MiT encoder + all-MLP head): overlapping patch embeddings (7x7/4, 3x3/2 convs), efficient attention
+    # whose keys and values come from a strided conv (sequence reduction 2 in stage 1), Mix-FFN with a depthwise 3x3
+    # conv; the head projects both stages, upsamples them bilinearly to stage 1's size and classifies 5 classes.
+    cfg = T.SegformerConfig(num_channels=3, num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1],
+                            hidden_sizes=[16, 32], patch_sizes=[7, 3], strides=[4, 2], num_attention_heads=[1, 2],
+                            mlp_ratios=[2, 2], decoder_hidden_size=32, num_labels=5)
+    model = T.SegformerForSemanticSegmentation(cfg)
+    # transformers initialises the classifier with std 0.02 (logits up to 0.05, within the test's 1e-4 of anything
+    # near them); a trained head's scale makes a wrong encoder show.
+    torch.nn.init.normal_(model.decode_head.classifier.weight, std=0.5)
+    return model
+
+
 def audio(size, g):
     return {"input_values": torch.randn(size["batch"], size["samples"], generator=g)}
 
