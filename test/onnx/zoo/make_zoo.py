@@ -165,6 +165,11 @@ FAMILIES = [
 IMAGE = dict(dims=["batch", "height", "width"], feeds=V.images, positional=True,
              dyn={"input": {0: "batch", 2: "height", 3: "width"}}, out_dyn={"logits": {0: "batch"}},
              sizes=[(1, 1, 1), (1, 32, 32), (2, 33, 47), (3, 7, 5), (1, 64, 64), (2, 64, 64)], example=(2, 40, 56))
+# Raw audio [batch, samples] -> samples // 10 - 1 frames [batch, frames, 32]: at least 20 samples (one frame).
+AUDIO = dict(dims=["batch", "samples"], feeds=V.audio, dyn={"input_values": {0: "batch", 1: "samples"}},
+             out_dyn={"last_hidden_state": {0: "batch", 1: "frames"}, "extract_features": {0: "batch", 1: "frames"}},
+             sizes=[(1, 20), (1, 29), (2, 157), (3, 400), (1, 1000), (2, 1601)], example=(2, 320),
+             mins={"samples": 20})
 FAMILIES += [
     Family("resnet", V.resnet, ["input"], ["logits"], None, **IMAGE),
     Family("mobilenet_v3", V.mobilenet_v3, ["input"], ["logits"], None, **IMAGE),
@@ -182,12 +187,7 @@ FAMILIES += [
            out_dyn={"last_hidden_state": {0: "batch", 1: "tokens"}, "pooler_output": {0: "batch"}},
            sizes=[(1, 8, 8), (1, 32, 32), (2, 33, 47), (3, 15, 9), (1, 64, 64), (2, 48, 40)], example=(2, 48, 40),
            mins={"height": 8, "width": 8}),
-    # Raw audio [batch, samples] -> samples // 10 - 1 frames [batch, frames, 32]: at least 20 samples (one frame).
-    Family("wav2vec2", V.wav2vec2, ["input_values"], ["last_hidden_state", "extract_features"], None,
-           dims=["batch", "samples"], feeds=V.audio, dyn={"input_values": {0: "batch", 1: "samples"}},
-           out_dyn={"last_hidden_state": {0: "batch", 1: "frames"}, "extract_features": {0: "batch", 1: "frames"}},
-           sizes=[(1, 20), (1, 29), (2, 157), (3, 400), (1, 1000), (2, 1601)], example=(2, 320),
-           mins={"samples": 20}),
+    Family("wav2vec2", V.wav2vec2, ["input_values"], ["last_hidden_state", "extract_features"], None, **AUDIO),
     # Text lines [batch, 1, 32, width] -> logits [width // 4 + 1, batch, 20] (time-major): at least width 4.
     Family("crnn", V.crnn, ["input"], ["logits"], None, dims=["batch", "width"], feeds=V.text_lines,
            positional=True, dyn={"input": {0: "batch", 3: "width"}}, out_dyn={"logits": {0: "steps", 1: "batch"}},
@@ -250,6 +250,8 @@ TF4 = [
            out_dyn={"last_hidden_state": {0: "batch"}, "pooler_output": {0: "batch"}},
            sizes=[(1,), (2,), (3,), (4,)], example=(2,), tf=4),
     Family("whisper_encoder_tf4", Z.whisper_encoder, ["input_features"], ["last_hidden_state"], None, tf=4, **WHISPER),
+    Family("wav2vec2_tf4", V.wav2vec2, ["input_values"], ["last_hidden_state", "extract_features"], None, tf=4,
+           **AUDIO),
 ]
 FAMILIES += TF4
 
