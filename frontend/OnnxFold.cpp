@@ -47,9 +47,12 @@ OValue& need(Ctx& c, const onnx::NodeProto& n, int i) {
 
 std::vector<DimExpr> knownInts(Ctx& c, const onnx::NodeProto& n, int i, const char* what) {
   OValue& v = need(c, n, i);
-  if (!v.elems)
+  if (!v.elems) {
+    auto why = c.unknownWhy.find(n.input(i));
     throw ImportError(std::string(what) + " (input " + std::to_string(i) + ", '" + n.input(i) +
-                      "') must be known when importing: a constant or computed from shapes");
+                      "') must be known when importing: a constant or computed from shapes" +
+                      (why != c.unknownWhy.end() ? "; unknown because " + why->second : ""));
+  }
   return *v.elems;
 }
 
@@ -92,7 +95,15 @@ bool foldBinary(Ctx& c, const onnx::NodeProto& n, const std::string& op) {
   // A divisor that is a size computed from sizes (torch.export's numel // (b * c) for a view's last dim) must be
   // proved positive by the facts: at 0 the model divides by zero.
   auto positive = [&](const DimExpr& q) {
-    return q.isConst() ? q.constValue() > 0 : compareDims(c, "<", DimExpr(0), q) == Tri::Proved;
+    if (q.isConst()) return q.constValue() > 0;
+    if (compareDims(c, "<", DimExpr(0), q) == Tri::Proved) return true;
+    std::set<std::string> syms;
+    q.collectSymbols(syms);
+    if (n.output_size() > 0 && !syms.empty())
+      c.unknownWhy[n.output(0)] = c.nodeTag + " divides by " + q.str() +
+                                  ", which the facts do not prove positive (a fact such as --where '" + *syms.begin() +
+                                  " >= 1' decides it)";
+    return false;
   };
   for (size_t k = 0; k < len; ++k) {
     const DimExpr& p = x[x.size() == 1 ? 0 : k];

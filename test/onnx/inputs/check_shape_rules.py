@@ -446,14 +446,15 @@ imp = sh(["dscc", "import", path] + where).stdout
 if "-> (v: f32[B, 3, H*W])" not in imp:
     sys.exit("FAIL view_numel: the result type is not f32[B, 3, H*W]:\n" + imp)
 p = sh(["dscc", "import", path], ok=False)
-if p.returncode == 0 or "view_numel" not in p.stderr:
-    sys.exit("FAIL view_numel: without B >= 1 the import must refuse at the Reshape: exit %d\n%s" % (p.returncode,
-                                                                                                     p.stderr))
+if p.returncode == 0 or "view_numel" not in p.stderr or "--where 'B >= 1'" not in p.stderr:
+    sys.exit("FAIL view_numel: without B >= 1 the import must refuse at the Reshape, saying which fact decides it: "
+             "exit %d\n%s" % (p.returncode, p.stderr))
 vxs = {s: rng.standard_normal((s[0], 3, s[1], s[2])).astype(np.float32) for s in ((1, 1, 1), (2, 5, 3), (4, 9, 7))}
 run_both(path, where, lambda s: {"x": vxs[s]},
          lambda s, d, mode: compare("view_numel at %s (%s)" % (s, mode), np.load(os.path.join(d, "v.npy")),
                                     vxs[s].reshape(s[0], 3, -1)), list(vxs))
-print("ok view(b, c, -1) as numel // (b * c): folded under B >= 1, refused at the node without it, %d sizes" % len(vxs))
+print("ok view(b, c, -1) as numel // (b * c): folded under B >= 1, refused at the node without it (naming the fact), "
+      "%d sizes" % len(vxs))
 
 # 8. TorchScript's F.pad(x, (1, 2, 3, 0)): the pads reversed pairwise as shape data of rank 2 (Concat with zeros,
 # Reshape to [-1, 2], Slice with step -1, Transpose, Reshape to [-1], Cast), folded when importing: Pad needs them.

@@ -204,12 +204,14 @@ FAMILIES += [
 T5_STEP = ["decoder_input_ids", "encoder_hidden_states", "encoder_attention_mask"] + PASTS
 SEQ2SEQ_STEP = dict(dims=["batch", "past", "src"], feeds=Z.seq2seq_step, positional=True,
                     dyn={"decoder_input_ids": {0: "batch"}, "encoder_hidden_states": {0: "batch", 1: "src"},
-                         "encoder_attention_mask": {0: "batch", 1: "src"}, **{k: {0: "batch", 2: "past"} for k in PASTS}},
+                         "encoder_attention_mask": {0: "batch", 1: "src"},
+                         **{k: {0: "batch", 2: "past"} for k in PASTS}},
                     out_dyn={"logits": {0: "batch"}, **{k: {0: "batch", 2: "total"} for k in PRESENTS}},
                     sizes=[(1, 1, 1), (1, 6, 7), (2, 17, 13), (3, 6, 5), (4, 32, 32)], example=(2, 5, 9))
 WHISPER = dict(dims=["batch"], feeds=Z.mel, dyn={"input_features": {0: "batch"}},
                out_dyn={"last_hidden_state": {0: "batch"}}, sizes=[(1,), (2,), (3,), (4,)], example=(2,))
-PIXELS = dict(dims=["batch", "height", "width"], feeds=V.vit_images, dyn={"pixel_values": {0: "batch", 2: "height", 3: "width"}},
+PIXELS = dict(dims=["batch", "height", "width"], feeds=V.vit_images,
+              dyn={"pixel_values": {0: "batch", 2: "height", 3: "width"}},
               sizes=[(1, 8, 8), (1, 32, 32), (2, 33, 47), (3, 15, 9), (1, 64, 64), (2, 48, 40)], example=(2, 48, 40),
               mins={"height": 8, "width": 8})
 FAMILIES += [
@@ -680,8 +682,9 @@ def save_record(rec_path, record):
 def record_versions(record):
     """Notes the exporting packages' versions in the record."""
     import onnx, onnxscript
-    record["versions" if T.__version__.startswith("5.") else "versions_tf%s" % T.__version__.split(".")[0]] = {"torch": torch.__version__, "transformers": T.__version__, "onnx": onnx.__version__,
-                          "onnxscript": onnxscript.__version__}
+    key = "versions" if T.__version__.startswith("5.") else "versions_tf%s" % T.__version__.split(".")[0]
+    record[key] = {"torch": torch.__version__, "transformers": T.__version__, "onnx": onnx.__version__,
+                   "onnxscript": onnxscript.__version__}
 
 
 if __name__ == "__main__":

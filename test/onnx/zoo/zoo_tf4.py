@@ -62,8 +62,8 @@ class T5DecodeStep(torch.nn.Module):
 
     def forward(self, decoder_input_ids, encoder_hidden_states, encoder_attention_mask,
                 past_key_0, past_value_0, past_key_1, past_value_1):
-        cache = T.EncoderDecoderCache(
-            T.DynamicCache.from_legacy_cache(((past_key_0, past_value_0), (past_key_1, past_value_1))), T.DynamicCache())
+        past = T.DynamicCache.from_legacy_cache(((past_key_0, past_value_0), (past_key_1, past_value_1)))
+        cache = T.EncoderDecoderCache(past, T.DynamicCache())
         out = self.lm(decoder_input_ids=decoder_input_ids, encoder_outputs=(encoder_hidden_states,),
                       attention_mask=encoder_attention_mask, past_key_values=cache, use_cache=True)
         legacy = out.past_key_values.to_legacy_cache()  # per layer (self key, self value, cross key, cross value)
