@@ -2,8 +2,8 @@
 # that pass the KV cache the 4.x way, for make_zoo.py run by make_zoo_tf4.sh (transformers 4.46 first on PYTHONPATH).
 """transformers 4.46 builds the same architectures as 5.x from the same configs (so the 4.x families reuse the 5.x
 builders in make_zoo.py, zoo_families.py and zoo_vision.py) with other code: attention masks made by
-_prepare_4d_attention_mask(_for_sdpa) and AttentionMaskConverter, GPT-2's causal mask sliced from a [1, 1, 128, 128]
-`bias` buffer, Llama's _update_causal_mask over cache_position, and the KV cache as the legacy tuple of tuples
+_prepare_4d_attention_mask(_for_sdpa) and AttentionMaskConverter, Llama's and T5's _update_causal_mask over
+cache_position (the padding written into a slice of the causal mask in place), and the KV cache as the legacy tuple
 (GPT-2) or a DynamicCache / EncoderDecoderCache built from it. So the exports differ and are checked apart. Only the
 decode steps differ in how the model is called; they are here, and run only under transformers 4.x."""
 import torch
