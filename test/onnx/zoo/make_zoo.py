@@ -197,8 +197,8 @@ FAMILIES += [
 ]
 
 # Added with the transformers 4.x families (issue #36): encoder-decoder decode steps (T5, BART), Whisper's encoder,
-# Gemma, Falcon, MobileBERT;
-# ConvNeXt and SegFormer (transformers' vision models; dynamic height and width, at least 8x8). Not Swin: transformers
+# Gemma, Falcon, MobileBERT; ConvNeXt, SegFormer and DETR (transformers' vision models; dynamic height and width,
+# at least 8x8, DETR 16x16). Not Swin: transformers
 # 5.25's SwinModel at a small config (embed 16, depths [2, 1], windows of 4 patches) fails in PyTorch itself at every
 # image size tried, 8x8 to 64x64 (SDPA: a mask of 16 against 4), and its dynamo export fails (a view of the windows).
 T5_STEP = ["decoder_input_ids", "encoder_hidden_states", "encoder_attention_mask"] + PASTS
@@ -226,6 +226,11 @@ FAMILIES += [
            out_dyn={"last_hidden_state": {0: "batch", 2: "h32", 3: "w32"}, "pooler_output": {0: "batch"}}, **PIXELS),
     Family("segformer", V.segformer, ["pixel_values"], ["logits"], None,
            out_dyn={"logits": {0: "batch", 2: "h4", 3: "w4"}}, **PIXELS),
+    # DETR's backbone has stride 8 (and the mask is resized to it): at least 16x16.
+    Family("detr", V.detr, ["pixel_values"], ["logits", "pred_boxes"], None,
+           out_dyn={"logits": {0: "batch"}, "pred_boxes": {0: "batch"}},
+           **dict(PIXELS, sizes=[(1, 16, 16), (1, 32, 32), (2, 33, 47), (3, 17, 21), (1, 64, 64), (2, 48, 40)],
+                  mins={"height": 16, "width": 16})),
 ]
 
 # transformers 4.x (make_zoo_tf4.sh runs this script with transformers 4.46 first on PYTHONPATH): the families whose

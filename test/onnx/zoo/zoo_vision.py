@@ -123,6 +123,22 @@ def segformer():
     return model
 
 
+def detr():
+    # DETR: a transformers ResNet backbone (basic blocks of 8 and 16; stride 8 overall), the pixel mask resized to the
+    # feature map (nearest), sine position embeddings from its cumulative sums, a 1-layer encoder and decoder of 32 over
+    # 5 object queries, class logits (4 labels + no-object) and boxes (an MLP, sigmoid). Heads re-drawn at std 0.5:
+    # at transformers' 0.02 the logits and boxes barely move with the image, and the test's 1e-4 would pass anything.
+    backbone = T.ResNetConfig(num_channels=3, embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1], layer_type="basic",
+                              out_features=["stage2"])
+    cfg = T.DetrConfig(use_timm_backbone=False, backbone_config=backbone, use_pretrained_backbone=False, d_model=32,
+                       encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
+                       encoder_ffn_dim=64, decoder_ffn_dim=64, num_queries=5, num_labels=4)
+    model = T.DetrForObjectDetection(cfg)
+    for head in (model.class_labels_classifier, *model.bbox_predictor.layers):
+        torch.nn.init.normal_(head.weight, std=0.5)
+    return model
+
+
 def audio(size, g):
     return {"input_values": torch.randn(size["batch"], size["samples"], generator=g)}
 
