@@ -47,9 +47,12 @@ OValue& need(Ctx& c, const onnx::NodeProto& n, int i) {
 
 std::vector<DimExpr> knownInts(Ctx& c, const onnx::NodeProto& n, int i, const char* what) {
   OValue& v = need(c, n, i);
-  if (!v.elems)
+  if (!v.elems) {
+    auto why = c.unknownWhy.find(n.input(i));
     throw ImportError(std::string(what) + " (input " + std::to_string(i) + ", '" + n.input(i) +
-                      "') must be known when importing: a constant or computed from shapes");
+                      "') must be known when importing: a constant or computed from shapes" +
+                      (why != c.unknownWhy.end() ? "; unknown because " + why->second : ""));
+  }
   return *v.elems;
 }
 
@@ -89,6 +92,19 @@ bool foldBinary(Ctx& c, const onnx::NodeProto& n, const std::string& op) {
   bool vector = a->type.rank() == 1 || b->type.rank() == 1;
   std::vector<DimExpr> r;
   DType dt = a->type.dtype;
+  // A divisor that is a size computed from sizes (torch.export's numel // (b * c) for a view's last dim) must be
+  // proved positive by the facts: at 0 the model divides by zero.
+  auto positive = [&](const DimExpr& q) {
+    if (q.isConst()) return q.constValue() > 0;
+    if (compareDims(c, "<", DimExpr(0), q) == Tri::Proved) return true;
+    std::set<std::string> syms;
+    q.collectSymbols(syms);
+    if (n.output_size() > 0 && !syms.empty())
+      c.unknownWhy[n.output(0)] = c.nodeTag + " divides by " + q.str() +
+                                  ", which the facts do not prove positive (a fact such as --where '" + *syms.begin() +
+                                  " >= 1' decides it)";
+    return false;
+  };
   for (size_t k = 0; k < len; ++k) {
     const DimExpr& p = x[x.size() == 1 ? 0 : k];
     const DimExpr& q = y[y.size() == 1 ? 0 : k];
@@ -99,7 +115,7 @@ bool foldBinary(Ctx& c, const onnx::NodeProto& n, const std::string& op) {
       if (p.isConst() && q.isConst()) {
         if (q.constValue() == 0) return false;
         r.push_back(DimExpr(truncDiv(p.constValue(), q.constValue())));
-      } else if (q.isConst() && q.constValue() > 0) {
+      } else if (positive(q)) {
         r.push_back(DimExpr::floorDiv(p, q));  // sizes are non-negative: floor is truncation
       } else {
         return false;
@@ -109,7 +125,7 @@ bool foldBinary(Ctx& c, const onnx::NodeProto& n, const std::string& op) {
         int64_t m = p.constValue() % q.constValue();
         if (m != 0 && (m < 0) != (q.constValue() < 0)) m += q.constValue();
         r.push_back(DimExpr(m));
-      } else if (q.isConst() && q.constValue() > 0) {
+      } else if (positive(q)) {
         r.push_back(DimExpr::mod(p, q));
       } else {
         return false;
@@ -208,10 +224,155 @@ bool foldFloat(Ctx& c, const onnx::NodeProto& n, const std::string& op) {
 
 }  // namespace
 
+// A small integer tensor whose every element is known (constant contents, or known elements that are all constants).
+std::shared_ptr<const Tensor> smallIntConstant(const OValue* v) {
+  if (!v || !(isInteger(v->type.dtype) || isBool(v->type.dtype))) return nullptr;
+  if (v->cst) return v->cst->numel() <= 64 ? v->cst : nullptr;
+  if (!v->elems || v->type.rank() > 1) return nullptr;
+  std::vector<int64_t> shape;
+  if (v->type.rank() == 1) shape.push_back(int64_t(v->elems->size()));
+  auto t = std::make_shared<Tensor>(Tensor::zeros(v->type.dtype, shape));
+  for (size_t k = 0; k < v->elems->size(); ++k) {
+    if (!(*v->elems)[k].isConst()) return nullptr;
+    t->setI(int64_t(k), (*v->elems)[k].constValue());
+  }
+  return t;
+}
+
+// Reshape, Transpose and Slice of a small integer constant of any rank, computed here so that the shape data
+// TorchScript builds through them is known: F.pad's pads are reversed as a [-1, 2] matrix
+// (Reshape, Slice with step -1, Transpose, Reshape back) before the Pad that needs them when importing.
+bool foldConstantMovement(Ctx& c, const onnx::NodeProto& n, const std::string& op) {
+  auto x = smallIntConstant(input(c, n, 0));
+  if (!x) return false;
+  int64_t rank = x->rank();
+  std::vector<int64_t> outShape;
+  std::vector<int64_t> from;  // per output element (row-major), the input element's flat index
+  auto strides = [](const std::vector<int64_t>& shape) {
+    std::vector<int64_t> st(shape.size(), 1);
+    for (int64_t k = int64_t(shape.size()) - 2; k >= 0; --k) st[k] = st[k + 1] * shape[k + 1];
+    return st;
+  };
+  // Visits every index of `shape` in row-major order.
+  auto forEach = [](const std::vector<int64_t>& shape, const auto& fn) {
+    int64_t total = 1;
+    for (int64_t d : shape) total *= d;
+    std::vector<int64_t> idx(shape.size(), 0);
+    for (int64_t k = 0; k < total; ++k) {
+      fn(idx);
+      for (int64_t a = int64_t(shape.size()) - 1; a >= 0; --a) {
+        if (++idx[a] < shape[a]) break;
+        idx[a] = 0;
+      }
+    }
+  };
+  if (op == "Reshape") {
+    auto target = smallIntConstant(input(c, n, 1));
+    if (!target || target->rank() != 1) return false;
+    bool allowzero = attrInt(n, "allowzero", 0) != 0;
+    int64_t known = 1, infer = -1;
+    for (int64_t k = 0; k < target->numel(); ++k) {
+      int64_t d = target->getI(k);
+      if (d == 0 && !allowzero) {
+        if (k >= rank) return false;
+        d = x->shape[k];
+      }
+      if (d == -1) {
+        if (infer >= 0) return false;
+        infer = k;
+        outShape.push_back(1);
+        continue;
+      }
+      if (d < 0) return false;
+      outShape.push_back(d);
+      known *= d;
+    }
+    if (infer >= 0) {
+      if (known == 0 || x->numel() % known != 0) return false;
+      outShape[infer] = x->numel() / known;
+    } else if (known != x->numel()) {
+      return false;
+    }
+    for (int64_t k = 0; k < x->numel(); ++k) from.push_back(k);
+  } else if (op == "Transpose") {
+    std::vector<int64_t> perm = attrInts(n, "perm").value_or(std::vector<int64_t>{});
+    if (perm.empty())
+      for (int64_t k = rank - 1; k >= 0; --k) perm.push_back(k);
+    if (int64_t(perm.size()) != rank) return false;
+    for (int64_t p : perm) {
+      if (p < 0 || p >= rank) return false;
+      outShape.push_back(x->shape[p]);
+    }
+    auto st = strides(x->shape);
+    forEach(outShape, [&](const std::vector<int64_t>& idx) {
+      int64_t f = 0;
+      for (int64_t a = 0; a < rank; ++a) f += idx[a] * st[perm[a]];
+      from.push_back(f);
+    });
+  } else if (op == "Slice") {
+    std::vector<int64_t> starts, ends, axes, steps;
+    auto ints = [&](int i, std::vector<int64_t>& out) {
+      auto t = smallIntConstant(input(c, n, i));
+      if (!t || t->rank() != 1) return false;
+      for (int64_t k = 0; k < t->numel(); ++k) out.push_back(t->getI(k));
+      return true;
+    };
+    if (c.opset < 10) {
+      starts = attrInts(n, "starts").value_or(std::vector<int64_t>{});
+      ends = attrInts(n, "ends").value_or(std::vector<int64_t>{});
+      axes = attrInts(n, "axes").value_or(std::vector<int64_t>{});
+    } else if (!ints(1, starts) || !ints(2, ends) || (input(c, n, 3) && !ints(3, axes)) ||
+               (input(c, n, 4) && !ints(4, steps))) {
+      return false;
+    }
+    if (axes.empty())
+      for (size_t k = 0; k < starts.size(); ++k) axes.push_back(int64_t(k));
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) return false;
+    std::vector<int64_t> first(rank, 0), step(rank, 1);
+    outShape = x->shape;
+    std::vector<bool> seen(rank, false);
+    for (size_t k = 0; k < starts.size(); ++k) {
+      int64_t a = axes[k] < 0 ? axes[k] + rank : axes[k];
+      if (a < 0 || a >= rank || seen[a] || steps[k] == 0) return false;
+      seen[a] = true;
+      int64_t d = x->shape[a], s = starts[k], e = ends[k], st = steps[k];
+      if (s < 0) s += d;
+      if (e < 0) e += d;
+      int64_t len;
+      if (st > 0) {
+        s = std::clamp<int64_t>(s, 0, d);
+        e = std::clamp<int64_t>(e, 0, d);
+        len = e > s ? (e - s + st - 1) / st : 0;
+      } else {
+        s = std::clamp<int64_t>(s, 0, d - 1);
+        e = std::clamp<int64_t>(e, -1, d - 1);
+        len = s > e ? (s - e - st - 1) / -st : 0;
+      }
+      first[a] = s;
+      step[a] = st;
+      outShape[a] = len;
+    }
+    auto st = strides(x->shape);
+    forEach(outShape, [&](const std::vector<int64_t>& idx) {
+      int64_t f = 0;
+      for (int64_t a = 0; a < rank; ++a) f += (first[a] + idx[a] * step[a]) * st[a];
+      from.push_back(f);
+    });
+  } else {
+    return false;
+  }
+  auto t = std::make_shared<Tensor>(Tensor::zeros(x->dtype, outShape));
+  for (size_t k = 0; k < from.size(); ++k) t->setI(int64_t(k), x->getI(from[k]));
+  define(c, n, 0, constantValue(t));
+  return true;
+}
+
 bool foldNode(Ctx& c, const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
   auto in = [&](int i) { return input(c, n, i); };
   auto hasElems = [&](int i) { return in(i) && in(i)->elems; };
+  if ((op == "Reshape" || op == "Transpose" || op == "Slice") && foldConstantMovement(c, n, op)) return true;
   if (op == "Constant") {
     std::shared_ptr<Tensor> t;
     if (const auto* a = findAttr(n, "value")) {

@@ -394,6 +394,21 @@ bool isOnnxPath(const std::string& path) {
 
 namespace {
 
+// A node computed from a value whose integer contents a fold could not decide (Ctx::unknownWhy) leaves its outputs
+// unknown for the same reason, unless it knows them itself.
+void carryUnknownWhy(Ctx& c, const onnx::NodeProto& n) {
+  std::string why;
+  for (const auto& i : n.input())
+    if (auto it = c.unknownWhy.find(i); !i.empty() && it != c.unknownWhy.end()) {
+      why = it->second;
+      break;
+    }
+  if (why.empty()) return;
+  for (const auto& o : n.output())
+    if (auto it = c.vals.find(o); !o.empty() && it != c.vals.end() && !it->second.elems && !c.unknownWhy.count(o))
+      c.unknownWhy[o] = why;
+}
+
 // The IR symbol of a dim named `name` (a dim_param, or a generated
 // `input_dK`). A name that is an identifier is its own symbol; one that
 // sanitize changes gets a fresh one, so that two distinct dim_params ("a b"
@@ -692,6 +707,7 @@ bool importOnnx(const std::string& path, const ImportOptions& opts, const std::s
         if (!n.input(i).empty() && !c.vals.count(n.input(i)))
           throw ImportError("input '" + n.input(i) + "' is not defined before the node");
       if (!foldNode(c, n)) convertNode(c, n);
+      carryUnknownWhy(c, n);
     }
     c.nodeTag = "";
     c.nodeLabel = "";

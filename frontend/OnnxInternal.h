@@ -91,6 +91,10 @@ struct Ctx {
   std::vector<std::string> opComments;  ///< per op of f, what ONNX node it came from
   std::string nodeLabel;   ///< the node with its opset and input shapes, for diagnostics
   std::vector<std::string> opLabels;    ///< per op of f, its node's nodeLabel
+  /// Why a value's integer contents are unknown when a fold could not decide them (a division by a size that the
+  /// facts do not prove positive), by value name; carried to the values computed from it, and told where a later
+  /// node needs them known (knownInts).
+  std::map<std::string, std::string> unknownWhy;
   /// Symbols of the graph inputs' dims: (generated, dim_param or generated name) -> IR symbol.
   std::map<std::pair<bool, std::string>, std::string> dimSyms;
   /// Symbol names spoken for: dim_params that are identifiers already, the

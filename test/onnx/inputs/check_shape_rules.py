@@ -426,3 +426,58 @@ def check_attention(size, d, mode):
 run_both(path, [], lambda size: afeeds[size], check_attention, list(afeeds))
 print("ok opset 23: Attention (GQA, causal with past, bool and additive masks, masked rows, softcap), %d sizes"
       % len(afeeds))
+
+# 7. torch.export's view(b, c, -1) as a computed shape: [B, C, (B*C*H*W) // (B*C)] (numel over the kept dims' product;
+# SegFormer's dynamo export). The divisor is a size product: folded when the facts prove it positive (B >= 1), refused
+# at the Reshape without them (at B = 0 the model divides by zero).
+nodes = [helper.make_node("Shape", ["x"], ["xs"])]
+for i, d in enumerate("BCHW"):
+    nodes.append(helper.make_node("Slice", ["xs", "d%d" % i, "d%d" % (i + 1)], [d]))
+nodes += [
+    helper.make_node("Mul", ["B", "C"], ["BC"]), helper.make_node("Mul", ["BC", "H"], ["BCH"]),
+    helper.make_node("Mul", ["BCH", "W"], ["BCHW"]), helper.make_node("Div", ["BCHW", "BC"], ["rest"]),
+    helper.make_node("Concat", ["B", "C", "rest"], ["vshape"], axis=0),
+    helper.make_node("Reshape", ["x", "vshape"], ["v"], name="view_numel"),
+]
+path = save("view_numel", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", 3, "H", "W"])],
+            [helper.make_tensor_value_info("v", TensorProto.FLOAT, [None, None, None])],
+            [const("d%d" % i, [i]) for i in range(5)])
+where = ["--where", "B in [1, 4]", "--where", "H in [1, 9]", "--where", "W in [1, 9]"]
+imp = sh(["dscc", "import", path] + where).stdout
+if "-> (v: f32[B, 3, H*W])" not in imp:
+    sys.exit("FAIL view_numel: the result type is not f32[B, 3, H*W]:\n" + imp)
+p = sh(["dscc", "import", path], ok=False)
+if p.returncode == 0 or "view_numel" not in p.stderr or "--where 'B >= 1'" not in p.stderr:
+    sys.exit("FAIL view_numel: without B >= 1 the import must refuse at the Reshape, saying which fact decides it: "
+             "exit %d\n%s" % (p.returncode, p.stderr))
+vxs = {s: rng.standard_normal((s[0], 3, s[1], s[2])).astype(np.float32) for s in ((1, 1, 1), (2, 5, 3), (4, 9, 7))}
+run_both(path, where, lambda s: {"x": vxs[s]},
+         lambda s, d, mode: compare("view_numel at %s (%s)" % (s, mode), np.load(os.path.join(d, "v.npy")),
+                                    vxs[s].reshape(s[0], 3, -1)), list(vxs))
+print("ok view(b, c, -1) as numel // (b * c): folded under B >= 1, refused at the node without it (naming the fact), "
+      "%d sizes" % len(vxs))
+
+# 8. TorchScript's F.pad(x, (1, 2, 3, 0)): the pads reversed pairwise as shape data of rank 2 (Concat with zeros,
+# Reshape to [-1, 2], Slice with step -1, Transpose, Reshape to [-1], Cast), folded when importing: Pad needs them.
+nodes = [
+    helper.make_node("ConstantOfShape", ["k2"], ["zeros"], value=helper.make_tensor("v", TensorProto.INT64, [1], [0])),
+    helper.make_node("Concat", ["tpads", "zeros"], ["flat"], axis=0),
+    helper.make_node("Reshape", ["flat", "pairs"], ["m"]),
+    helper.make_node("Slice", ["m", "km1", "kmin", "k0", "km1"], ["rev"]),
+    helper.make_node("Transpose", ["rev"], ["tr"], perm=[1, 0]),
+    helper.make_node("Reshape", ["tr", "km1"], ["pads64"]),
+    helper.make_node("Cast", ["pads64"], ["pads"], to=TensorProto.INT64),
+    helper.make_node("Pad", ["x", "pads", "zero"], ["p"], name="pad"),
+]
+path = save("torch_pad", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S", 4])],
+            [helper.make_tensor_value_info("p", TensorProto.FLOAT, [None, None, None])],
+            [const("k2", [2]), const("tpads", [1, 2, 3, 0]), const("pairs", [-1, 2]), const("km1", [-1]),
+             const("kmin", [-2**63 + 1]), const("k0", [0]), numpy_helper.from_array(np.array(0, np.float32), "zero")])
+imp = sh(["dscc", "import", path]).stdout
+if "-> (p: f32[B, S+3, 7])" not in imp:
+    sys.exit("FAIL torch_pad: the result type is not f32[B, S+3, 7]:\n" + imp)
+pxs = {s: rng.standard_normal((s[0], s[1], 4)).astype(np.float32) for s in ((1, 1), (2, 5), (3, 2))}
+run_both(path, ["--where", "B in [1, 3]", "--where", "S in [1, 5]"], lambda s: {"x": pxs[s]},
+         lambda s, d, mode: compare("torch_pad at %s (%s)" % (s, mode), np.load(os.path.join(d, "p.npy")),
+                                    np.pad(pxs[s], ((0, 0), (3, 0), (1, 2)))), list(pxs))
+print("ok F.pad's pads reversed as a [-1, 2] matrix (Reshape, Slice step -1, Transpose) folded, %d sizes" % len(pxs))

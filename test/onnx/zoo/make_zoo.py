@@ -35,6 +35,7 @@ import torch
 import transformers as T
 
 import zoo_families as Z  # the families added later (ALBERT, ..., the Qwen2 decode step)
+import zoo_tf4 as Z4  # the transformers 4.x decode steps
 import zoo_vision as V  # the vision, speech and OCR families (issue #37)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -51,7 +52,7 @@ class Family:
     """One model family: how to build it, its inputs and outputs, and which of its axes are dynamic."""
 
     def __init__(self, name, build, inputs, outputs, vocab, sizes=SIZES, example=EXAMPLE, pad_id=None, decode=None,
-                 dims=None, feeds=None, dyn=None, out_dyn=None, positional=False, mins=None, options=None):
+                 dims=None, feeds=None, dyn=None, out_dyn=None, positional=False, mins=None, options=None, tf=5):
         # decode: None, or the KV cache's (kv_heads, head_dim) of a decode step (past keys/values are inputs).
         self.name, self.build, self.inputs, self.outputs = name, build, inputs, outputs
         self.vocab, self.sizes, self.example, self.pad_id, self.decode = vocab, sizes, example, pad_id, decode
@@ -64,6 +65,7 @@ class Family:
         # passed to it by name in every call and export.
         self.dims, self.feeds, self.dyn, self.out_dyn = dims, feeds, dyn, out_dyn
         self.positional, self.mins, self.options = positional, mins or {}, options or {}
+        self.tf = tf  # the major version of transformers that the family is made with (4: make_zoo_tf4.sh)
 
 
 def bert():
@@ -163,6 +165,11 @@ FAMILIES = [
 IMAGE = dict(dims=["batch", "height", "width"], feeds=V.images, positional=True,
              dyn={"input": {0: "batch", 2: "height", 3: "width"}}, out_dyn={"logits": {0: "batch"}},
              sizes=[(1, 1, 1), (1, 32, 32), (2, 33, 47), (3, 7, 5), (1, 64, 64), (2, 64, 64)], example=(2, 40, 56))
+# Raw audio [batch, samples] -> samples // 10 - 1 frames [batch, frames, 32]: at least 20 samples (one frame).
+AUDIO = dict(dims=["batch", "samples"], feeds=V.audio, dyn={"input_values": {0: "batch", 1: "samples"}},
+             out_dyn={"last_hidden_state": {0: "batch", 1: "frames"}, "extract_features": {0: "batch", 1: "frames"}},
+             sizes=[(1, 20), (1, 29), (2, 157), (3, 400), (1, 1000), (2, 1601)], example=(2, 320),
+             mins={"samples": 20})
 FAMILIES += [
     Family("resnet", V.resnet, ["input"], ["logits"], None, **IMAGE),
     Family("mobilenet_v3", V.mobilenet_v3, ["input"], ["logits"], None, **IMAGE),
@@ -180,12 +187,7 @@ FAMILIES += [
            out_dyn={"last_hidden_state": {0: "batch", 1: "tokens"}, "pooler_output": {0: "batch"}},
            sizes=[(1, 8, 8), (1, 32, 32), (2, 33, 47), (3, 15, 9), (1, 64, 64), (2, 48, 40)], example=(2, 48, 40),
            mins={"height": 8, "width": 8}),
-    # Raw audio [batch, samples] -> samples // 10 - 1 frames [batch, frames, 32]: at least 20 samples (one frame).
-    Family("wav2vec2", V.wav2vec2, ["input_values"], ["last_hidden_state", "extract_features"], None,
-           dims=["batch", "samples"], feeds=V.audio, dyn={"input_values": {0: "batch", 1: "samples"}},
-           out_dyn={"last_hidden_state": {0: "batch", 1: "frames"}, "extract_features": {0: "batch", 1: "frames"}},
-           sizes=[(1, 20), (1, 29), (2, 157), (3, 400), (1, 1000), (2, 1601)], example=(2, 320),
-           mins={"samples": 20}),
+    Family("wav2vec2", V.wav2vec2, ["input_values"], ["last_hidden_state", "extract_features"], None, **AUDIO),
     # Text lines [batch, 1, 32, width] -> logits [width // 4 + 1, batch, 20] (time-major): at least width 4.
     Family("crnn", V.crnn, ["input"], ["logits"], None, dims=["batch", "width"], feeds=V.text_lines,
            positional=True, dyn={"input": {0: "batch", 3: "width"}}, out_dyn={"logits": {0: "steps", 1: "batch"}},
@@ -193,6 +195,72 @@ FAMILIES += [
     Family("gru_classifier", V.gru_classifier, ["input_ids"], ["logits"], 128, dims=["batch", "seq"],
            feeds=V.tokens, positional=True, dyn={"input_ids": {0: "batch", 1: "seq"}}, out_dyn={"logits": {0: "batch"}}),
 ]
+
+# Added with the transformers 4.x families (issue #36): encoder-decoder decode steps (T5, BART), Whisper's encoder,
+# Gemma, Falcon, MobileBERT; ConvNeXt, SegFormer and DETR (transformers' vision models; dynamic height and width,
+# at least 8x8, DETR 16x16). Not Swin: transformers
+# 5.25's SwinModel at a small config (embed 16, depths [2, 1], windows of 4 patches) fails in PyTorch itself at every
+# image size tried, 8x8 to 64x64 (SDPA: a mask of 16 against 4), and its dynamo export fails (a view of the windows).
+T5_STEP = ["decoder_input_ids", "encoder_hidden_states", "encoder_attention_mask"] + PASTS
+SEQ2SEQ_STEP = dict(dims=["batch", "past", "src"], feeds=Z.seq2seq_step, positional=True,
+                    dyn={"decoder_input_ids": {0: "batch"}, "encoder_hidden_states": {0: "batch", 1: "src"},
+                         "encoder_attention_mask": {0: "batch", 1: "src"},
+                         **{k: {0: "batch", 2: "past"} for k in PASTS}},
+                    out_dyn={"logits": {0: "batch"}, **{k: {0: "batch", 2: "total"} for k in PRESENTS}},
+                    sizes=[(1, 1, 1), (1, 6, 7), (2, 17, 13), (3, 6, 5), (4, 32, 32)], example=(2, 5, 9))
+WHISPER = dict(dims=["batch"], feeds=Z.mel, dyn={"input_features": {0: "batch"}},
+               out_dyn={"last_hidden_state": {0: "batch"}}, sizes=[(1,), (2,), (3,), (4,)], example=(2,))
+PIXELS = dict(dims=["batch", "height", "width"], feeds=V.vit_images,
+              dyn={"pixel_values": {0: "batch", 2: "height", 3: "width"}},
+              sizes=[(1, 8, 8), (1, 32, 32), (2, 33, 47), (3, 15, 9), (1, 64, 64), (2, 48, 40)], example=(2, 48, 40),
+              mins={"height": 8, "width": 8})
+FAMILIES += [
+    Family("t5_decode", Z.t5_decode, T5_STEP, ["logits"] + PRESENTS, 128, **SEQ2SEQ_STEP),
+    Family("bart_decode", Z.bart_decode, T5_STEP, ["logits"] + PRESENTS, 128, **SEQ2SEQ_STEP),
+    Family("whisper_encoder", Z.whisper_encoder, ["input_features"], ["last_hidden_state"], None, **WHISPER),
+    Family("gemma", Z.gemma, ["input_ids", "attention_mask"], ["logits"], 128),
+    Family("falcon", Z.falcon, ["input_ids", "attention_mask"], ["logits"], 128),
+    Family("mobilebert", Z.mobilebert, ["input_ids", "attention_mask", "token_type_ids"],
+           ["last_hidden_state", "pooler_output"], 128),
+    Family("convnext", V.convnext, ["pixel_values"], ["last_hidden_state", "pooler_output"], None,
+           out_dyn={"last_hidden_state": {0: "batch", 2: "h32", 3: "w32"}, "pooler_output": {0: "batch"}}, **PIXELS),
+    Family("segformer", V.segformer, ["pixel_values"], ["logits"], None,
+           out_dyn={"logits": {0: "batch", 2: "h4", 3: "w4"}}, **PIXELS),
+    # DETR's backbone has stride 8 (and the mask is resized to it): at least 16x16.
+    Family("detr", V.detr, ["pixel_values"], ["logits", "pred_boxes"], None,
+           out_dyn={"logits": {0: "batch"}, "pred_boxes": {0: "batch"}},
+           **dict(PIXELS, sizes=[(1, 16, 16), (1, 32, 32), (2, 33, 47), (3, 17, 21), (1, 64, 64), (2, 48, 40)],
+                  mins={"height": 16, "width": 16})),
+]
+
+# transformers 4.x (make_zoo_tf4.sh runs this script with transformers 4.46 first on PYTHONPATH): the families whose
+# 4.x export differs from 5.x's, built by the same builders at the same sizes; the decode steps call the model the
+# 4.x way (zoo_tf4.py). A family's tf is the transformers major version that it is made with.
+TF4 = [
+    Family("bert_tf4", bert, ["input_ids", "attention_mask", "token_type_ids"], ["last_hidden_state", "pooler_output"],
+           128, tf=4),
+    Family("distilbert_tf4", distilbert, ["input_ids", "attention_mask"], ["last_hidden_state"], 128, tf=4),
+    Family("roberta_tf4", roberta, ["input_ids", "attention_mask"], ["last_hidden_state", "pooler_output"], 128,
+           pad_id=1, tf=4),
+    Family("gpt2_tf4", gpt2, ["input_ids", "attention_mask"], ["logits"], 128, tf=4),
+    Family("gpt2_decode_tf4", Z4.Gpt2LegacyDecodeStep, ["input_ids", "attention_mask"] + PASTS, ["logits"] + PRESENTS,
+           128, sizes=DECODE_SIZES, example=DECODE_EXAMPLE, decode=(2, 16), tf=4),
+    Family("llama_tf4", llama, ["input_ids", "attention_mask"], ["logits"], 128, tf=4),
+    Family("llama_decode_tf4", Z4.LlamaDecodeStep, ["input_ids", "attention_mask"] + PASTS, ["logits"] + PRESENTS,
+           128, sizes=DECODE_SIZES, example=DECODE_EXAMPLE, decode=(2, 8), tf=4),
+    Family("t5_encoder_tf4", t5_encoder, ["input_ids", "attention_mask"], ["last_hidden_state"], 128, tf=4),
+    Family("t5_decode_tf4", Z4.T5DecodeStep, T5_STEP, ["logits"] + PRESENTS, 128, tf=4, **SEQ2SEQ_STEP),
+    Family("clip_text_tf4", clip_text, ["input_ids", "attention_mask"], ["last_hidden_state", "pooler_output"], 128,
+           tf=4),
+    Family("vit_tf4", V.vit, ["pixel_values"], ["last_hidden_state", "pooler_output"], None, dims=["batch"],
+           feeds=V.vit_inputs, dyn={"pixel_values": {0: "batch"}},
+           out_dyn={"last_hidden_state": {0: "batch"}, "pooler_output": {0: "batch"}},
+           sizes=[(1,), (2,), (3,), (4,)], example=(2,), tf=4),
+    Family("whisper_encoder_tf4", Z.whisper_encoder, ["input_features"], ["last_hidden_state"], None, tf=4, **WHISPER),
+    Family("wav2vec2_tf4", V.wav2vec2, ["input_values"], ["last_hidden_state", "extract_features"], None, tf=4,
+           **AUDIO),
+]
+FAMILIES += TF4
 
 
 def make_inputs(fam, b, s, seed, size=None):
@@ -419,6 +487,29 @@ def make(fam, exporter, record):
             return
     if added_inputs():
         raise SystemExit("%s: graph inputs %s are not the model's inputs %s" % (name, added_inputs(), fam.inputs))
+    strip_node_metadata(path)
+    fixed = fixed_axes(fam, path)
+    if fixed:
+        # The exporter traced a dynamic axis as the example's size (transformers 4.46's Llama and T5 cache code under
+        # torch.export: the batch becomes 2): the export is not the model at other sizes; PyTorch's failure, not kept.
+        why = "the export fixed dynamic axes to the example's sizes: %s" % ", ".join(fixed)
+        print("%s: export failed: %s" % (name, why), flush=True)
+        for stale in (path, path + ".data"):
+            if os.path.exists(stale):
+                os.remove(stale)
+        record[name] = {"family": fam.name, "exporter": exporter, "export": "failed", "error": why}
+        return
+    same = same_as_5x(fam, exporter, path)
+    if same:
+        # Issue #36 asks for transformers 4.x exports where they differ: one that is the 5.x export's graph adds
+        # nothing to check (and megabytes to the repository).
+        print("%s: the same graph as %s; not kept" % (name, same), flush=True)
+        for stale in (path, path + ".data"):
+            if os.path.exists(stale):
+                os.remove(stale)
+        record[name] = {"family": fam.name, "exporter": exporter, "export": "same graph as %s, not kept" % same,
+                        "direct_error": direct_error}
+        return
     desc = describe(path)
     data = {}
     sizes = []
@@ -456,6 +547,66 @@ def make(fam, exporter, record):
         rec["nodes"], rec["external_files"] or "none"), flush=True)
 
 
+def graph_signature(path):
+    """What makes two exports the same computation, whatever their names, metadata and random weights: each node's
+    domain, op type, input and output counts and attributes, and the initializers, in order; a tensor by its dtype and
+    dims, and its values when it has at most 16 (shapes, axes, scalars: the weights differ with the version's
+    initialisation order)."""
+    import onnx
+    m = onnx.load(path)
+
+    def tensor(t):
+        a = onnx.numpy_helper.to_array(t)
+        return (t.data_type, tuple(t.dims), a.tobytes() if a.size <= 16 else None)
+
+    def attr(a):
+        v = onnx.helper.get_attribute_value(a)
+        if isinstance(v, onnx.TensorProto):
+            return tensor(v)
+        if isinstance(v, onnx.GraphProto):
+            return tuple((n.op_type, len(n.input)) for n in v.node)
+        return v if isinstance(v, (int, float, bytes, str)) else repr(v)
+
+    nodes = [(n.domain, n.op_type, len(n.input), len(n.output),
+              tuple((a.name, attr(a)) for a in n.attribute if a.name != "name")) for n in m.graph.node]
+    inits = [tensor(t) for t in m.graph.initializer]
+    return nodes, inits
+
+
+def strip_node_metadata(path):
+    """Drops every node's metadata_props (the dynamo exporter's PyTorch stack trace, FX node and scope per node: 85 to
+    90% of its .onnx file; dscc reads none of it) to keep the repository small; the graph, the model's own metadata
+    and the external data stay as exported. The exports made before this (issue #36's first round, issue #37's) keep
+    theirs until they are made again."""
+    import onnx
+    m = onnx.load(path, load_external_data=False)
+    nodes = list(m.graph.node) + [n for f in m.functions for n in f.node]
+    if not any(len(n.metadata_props) for n in nodes):
+        return
+    for n in nodes:
+        del n.metadata_props[:]
+    onnx.save(m, path)
+
+
+def fixed_axes(fam, path):
+    """The graph inputs' axes that the family makes dynamic but the export gave a fixed size: ["input[axis] = size"]."""
+    axes = torchscript_axes(fam)
+    return ["%s[%d] = %d" % (vi["name"], a, vi["shape"][a]) for vi in describe(path)["inputs"]
+            for a in sorted(axes.get(vi["name"], {})) if isinstance(vi["shape"][a], int)]
+
+
+def same_as_5x(fam, exporter, path):
+    """For a transformers 4.x family (name ending in _tf4): the 5.x fixture's name when its graph is this export's
+    (graph_signature), else None."""
+    if fam.tf == 5 or not fam.name.endswith("_tf4"):
+        return None
+    twin = "%s_%s" % (fam.name[:-len("_tf4")], exporter)
+    twin_path = os.path.join(HERE, twin + ".onnx")
+    if not os.path.exists(twin_path) or graph_signature(twin_path) != graph_signature(path):
+        return None
+    return twin
+
+
 def check_ort(path, fam, data):
     """onnxruntime on the export at every stored size against PyTorch's outputs: {"max_abs_diff": the largest
     |ort - torch| over every output and size, "sizes": the number checked} or {"error": the first failure}. Shapes
@@ -491,11 +642,19 @@ def check_ort(path, fam, data):
 def main(argv):
     exporters = ("dynamo", "torchscript")
     known = [f.name for f in FAMILIES] + ["%s_%s" % (f.name, e) for f in FAMILIES for e in exporters]
-    chosen = argv[1:] or [f.name for f in FAMILIES]
+    major = int(T.__version__.split(".")[0])
+    ours = [f for f in FAMILIES if f.tf == major]  # this transformers' families (make_zoo_tf4.sh: 4.x's)
+    chosen = argv[1:] or [f.name for f in ours]
     unknown = set(chosen) - set(known)
     if unknown:
         print("unknown families: %s (known: %s, or FAMILY_EXPORTER)" % (sorted(unknown), [f.name for f in FAMILIES]),
               file=sys.stderr)
+        return 2
+    other = sorted(c for c in chosen if c not in [f.name for f in ours] and
+                   c not in ["%s_%s" % (f.name, e) for f in ours for e in exporters])
+    if other:
+        print("%s: made with another major version of transformers than %s (the *_tf4 families: make_zoo_tf4.sh; "
+              "the rest: make_zoo.sh)" % (other, T.__version__), file=sys.stderr)
         return 2
     rec_path = os.path.join(HERE, "exports.json")
     record = load_record(rec_path)
@@ -528,8 +687,9 @@ def save_record(rec_path, record):
 def record_versions(record):
     """Notes the exporting packages' versions in the record."""
     import onnx, onnxscript
-    record["versions"] = {"torch": torch.__version__, "transformers": T.__version__, "onnx": onnx.__version__,
-                          "onnxscript": onnxscript.__version__}
+    key = "versions" if T.__version__.startswith("5.") else "versions_tf%s" % T.__version__.split(".")[0]
+    record[key] = {"torch": torch.__version__, "transformers": T.__version__, "onnx": onnx.__version__,
+                   "onnxscript": onnxscript.__version__}
 
 
 if __name__ == "__main__":

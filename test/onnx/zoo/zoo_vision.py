@@ -101,6 +101,44 @@ def wav2vec2():
     return T.Wav2Vec2Model(cfg)
 
 
+def convnext():
+    # Two stages (widths 8, 16; one block each): a 4x4/4 patchify stem with a channels-first LayerNorm, depthwise 7x7
+    # convs, LayerNorm over channels (permuted), inverted-bottleneck MLP with GELU, layer scale; a 2x2/2 downsampling
+    # conv between the stages; global average pool and LayerNorm (pooler_output). At least 8x8.
+    cfg = T.ConvNextConfig(num_channels=3, patch_size=4, num_stages=2, hidden_sizes=[8, 16], depths=[1, 1])
+    return T.ConvNextModel(cfg)
+
+
+def segformer():
+    # SegFormer (MiT encoder + all-MLP head): overlapping patch embeddings (7x7/4, 3x3/2 convs), efficient attention
+    # whose keys and values come from a strided conv (sequence reduction 2 in stage 1), Mix-FFN with a depthwise 3x3
+    # conv; the head projects both stages, upsamples them bilinearly to stage 1's size and classifies 5 classes.
+    cfg = T.SegformerConfig(num_channels=3, num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1],
+                            hidden_sizes=[16, 32], patch_sizes=[7, 3], strides=[4, 2], num_attention_heads=[1, 2],
+                            mlp_ratios=[2, 2], decoder_hidden_size=32, num_labels=5)
+    model = T.SegformerForSemanticSegmentation(cfg)
+    # transformers initialises the classifier with std 0.02 (logits up to 0.05, within the test's 1e-4 of anything
+    # near them); a trained head's scale makes a wrong encoder show.
+    torch.nn.init.normal_(model.decode_head.classifier.weight, std=0.5)
+    return model
+
+
+def detr():
+    # DETR: a transformers ResNet backbone (basic blocks of 8 and 16; stride 8 overall), the pixel mask resized to the
+    # feature map (nearest), sine position embeddings from its cumulative sums, a 1-layer encoder and decoder of 32 over
+    # 5 object queries, class logits (4 labels + no-object) and boxes (an MLP, sigmoid). Heads re-drawn at std 0.5:
+    # at transformers' 0.02 the logits and boxes barely move with the image, and the test's 1e-4 would pass anything.
+    backbone = T.ResNetConfig(num_channels=3, embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1], layer_type="basic",
+                              out_features=["stage2"])
+    cfg = T.DetrConfig(use_timm_backbone=False, backbone_config=backbone, use_pretrained_backbone=False, d_model=32,
+                       encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
+                       encoder_ffn_dim=64, decoder_ffn_dim=64, num_queries=5, num_labels=4)
+    model = T.DetrForObjectDetection(cfg)
+    for head in (model.class_labels_classifier, *model.bbox_predictor.layers):
+        torch.nn.init.normal_(head.weight, std=0.5)
+    return model
+
+
 def audio(size, g):
     return {"input_values": torch.randn(size["batch"], size["samples"], generator=g)}
 
