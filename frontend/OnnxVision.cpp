@@ -49,22 +49,29 @@ size_t spatialRank(const Value* x, const char* op) {
   return x->type.rank() - 2;
 }
 
-void conv(NodeBuilder& b, const onnx::NodeProto& n) {
-  Value* x = b.in(0);
-  Value* w = b.in(1);
-  size_t sp = spatialRank(x, "Conv");
+// The weight of Conv or ConvTranspose (`op`) against input `x`: the same rank, and
+// 'kernel_shape' (redundant with the weight's shape in ONNX) agreeing with it; a contradiction is an
+// error, not a guess. A symbolic weight dim (--symbolic-dims) is the weight's actual size, which the
+// size rule reads at run time. Returns the spatial rank.
+size_t checkWeight(const Value* x, const Value* w, const onnx::NodeProto& n, const char* op) {
+  size_t sp = spatialRank(x, op);
   if (w->type.rank() != x->type.rank())
     throw ImportError("the weight must have the input's rank " + std::to_string(x->type.rank()) + ", got " +
                       w->type.str());
   if (auto ks = attrInts(n, "kernel_shape")) {
-    // Redundant with the weight's shape in ONNX; a contradiction is an error, not a guess. A symbolic
-    // weight dim (--symbolic-dims) is the weight's actual size, which the size rule reads at run time.
     if (ks->size() != sp) throw ImportError("attribute 'kernel_shape' has " + std::to_string(ks->size()) + " entries, expected " + std::to_string(sp));
     for (size_t i = 0; i < sp; ++i)
       if (w->type.dims[2 + i].isConst() && w->type.dims[2 + i] != DimExpr((*ks)[i]))
         throw ImportError("attribute 'kernel_shape' says " + std::to_string((*ks)[i]) + " for spatial dim " +
                           std::to_string(i) + " but the weight is " + w->type.str());
   }
+  return sp;
+}
+
+void conv(NodeBuilder& b, const onnx::NodeProto& n) {
+  Value* x = b.in(0);
+  Value* w = b.in(1);
+  size_t sp = checkWeight(x, w, n, "Conv");
   Attrs a = windowAttrs(n, sp);
   int64_t group = attrInt(n, "group", 1);
   if (group < 1) throw ImportError("attribute 'group' must be >= 1, got " + std::to_string(group));
@@ -79,17 +86,7 @@ void conv(NodeBuilder& b, const onnx::NodeProto& n) {
 void convTranspose(NodeBuilder& b, const onnx::NodeProto& n) {
   Value* x = b.in(0);
   Value* w = b.in(1);
-  size_t sp = spatialRank(x, "ConvTranspose");
-  if (w->type.rank() != x->type.rank())
-    throw ImportError("the weight must have the input's rank " + std::to_string(x->type.rank()) + ", got " +
-                      w->type.str());
-  if (auto ks = attrInts(n, "kernel_shape")) {
-    if (ks->size() != sp) throw ImportError("attribute 'kernel_shape' has " + std::to_string(ks->size()) + " entries, expected " + std::to_string(sp));
-    for (size_t i = 0; i < sp; ++i)
-      if (w->type.dims[2 + i].isConst() && w->type.dims[2 + i] != DimExpr((*ks)[i]))
-        throw ImportError("attribute 'kernel_shape' says " + std::to_string((*ks)[i]) + " for spatial dim " +
-                          std::to_string(i) + " but the weight is " + w->type.str());
-  }
+  size_t sp = checkWeight(x, w, n, "ConvTranspose");
   Attrs a = windowAttrs(n, sp);
   auto os = attrInts(n, "output_shape");
   if (os) {

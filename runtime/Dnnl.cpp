@@ -93,6 +93,17 @@ struct Prim {
   dnnl::memory::desc scratch, src, weights, bias, dst;
 };
 
+/// The inference primitive of kind `Fwd` (convolution_forward, deconvolution_forward)
+/// for `d`, with a user scratchpad (each call brings its own).
+template <class Fwd>
+std::shared_ptr<Prim> makeWeightedPrim(const typename Fwd::desc& d) {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  typename Fwd::primitive_desc pd(d, attr, cpu());
+  return std::make_shared<Prim>(
+      Prim{Fwd(pd), pd.scratchpad_desc(), pd.src_desc(), pd.weights_desc(), pd.bias_desc(), pd.dst_desc()});
+}
+
 /// Primitives by shape key, least recently used dropped beyond kCapacity (each holds generated code).
 class PrimCache {
  public:
@@ -239,11 +250,7 @@ extern "C" dscc_status dscc_conv_f32(dscc_context* ctx, int32_t n_spatial, const
         memory::desc bm = bias ? memory::desc({cout}, memory::data_type::f32, memory::dims{1}) : memory::desc();
         dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, xm,
                                           wm, bm, ym, st, dil, pl, pr);
-        dnnl::primitive_attr attr;
-        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-        dnnl::convolution_forward::primitive_desc pd(d, attr, cpu());
-        return std::make_shared<Prim>(Prim{dnnl::convolution_forward(pd), pd.scratchpad_desc(), pd.src_desc(),
-                                           pd.weights_desc(), pd.bias_desc(), pd.dst_desc()});
+        return makeWeightedPrim<dnnl::convolution_forward>(d);
       });
     };
     auto sliceShape = [&](int64_t t) { return sp.batch ? std::make_pair(sp.size(t), units) : std::make_pair(int64_t(1), sp.size(t)); };
@@ -359,11 +366,7 @@ extern "C" dscc_status dscc_conv_transpose_f32(dscc_context* ctx, int32_t n_spat
         memory::desc bm = bias ? memory::desc({cout}, memory::data_type::f32, memory::dims{1}) : memory::desc();
         dnnl::deconvolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
                                             xm, wm, bm, ym, stv, dil, plv, prv);
-        dnnl::primitive_attr attr;
-        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-        dnnl::deconvolution_forward::primitive_desc pd(d, attr, cpu());
-        return std::make_shared<Prim>(Prim{dnnl::deconvolution_forward(pd), pd.scratchpad_desc(), pd.src_desc(),
-                                           pd.weights_desc(), pd.bias_desc(), pd.dst_desc()});
+        return makeWeightedPrim<dnnl::deconvolution_forward>(d);
       });
     };
     auto sliceShape = [&](int64_t t) { return sp.batch ? std::make_pair(sp.size(t), units) : std::make_pair(int64_t(1), sp.size(t)); };
