@@ -15,7 +15,7 @@ namespace {
 
 // f16/bf16 <-> double, rounding to nearest even exactly as the interpreter's Tensor does (ir/Tensor.cpp), so a
 // compiled scatter or cumsum of 16-bit floats stores the interpreter's bits.
-double smallToDouble(uint16_t h, bool bf16) {
+double halfBitsToDouble(uint16_t h, bool bf16) {
   if (bf16) return double(std::bit_cast<float>(uint32_t(h) << 16));
   const uint32_t sign = h & 0x8000, exp = (h >> 10) & 0x1F, frac = h & 0x3FF;
   double mag = exp == 0 ? std::ldexp(double(frac), -24)
@@ -54,8 +54,8 @@ double loadF(int32_t dt, const void* p, int64_t i) {
   switch (dt) {
     case DSCC_F32: return static_cast<const float*>(p)[i];
     case DSCC_F64: return static_cast<const double*>(p)[i];
-    case DSCC_F16: return smallToDouble(static_cast<const uint16_t*>(p)[i], false);
-    default: return smallToDouble(static_cast<const uint16_t*>(p)[i], true);
+    case DSCC_F16: return halfBitsToDouble(static_cast<const uint16_t*>(p)[i], false);
+    default: return halfBitsToDouble(static_cast<const uint16_t*>(p)[i], true);
   }
 }
 
