@@ -525,6 +525,37 @@ extern "C" dscc_status dscc_pool_f32(dscc_context* ctx, int32_t n_spatial, int32
         }
       }
     }
+    // A max window lying wholly in the padding holds no input point: -inf, as in the interpreter (oneDNN
+    // leaves the lowest finite float there, which a following conv turned into a finite value where the
+    // interpreter has NaN; random program seed 17003 #15). Empty along any one dim means empty.
+    if (!avg) {
+      std::vector<std::vector<bool>> empty(ax.size());
+      bool any = false;
+      for (size_t i = 0; i < ax.size(); ++i) {
+        const Axis& a = ax[i];
+        empty[i].assign(static_cast<size_t>(a.out), true);
+        for (int64_t o = 0; o < a.out; ++o) {
+          for (int64_t k = 0; k < a.k; ++k) {
+            const int64_t pos = o * a.s - a.pb + k * a.d;
+            if (pos >= 0 && pos < a.in) empty[i][size_t(o)] = false;
+          }
+          any = any || empty[i][size_t(o)];
+        }
+      }
+      if (any) {
+        int64_t plane = 1;
+        for (int64_t o : outSp) plane *= o;
+        for (int64_t q = 0; q < outN; ++q) {
+          int64_t rem = q % plane;
+          bool none = false;
+          for (size_t i = ax.size(); i-- > 0;) {
+            none = none || empty[i][size_t(rem % ax[i].out)];
+            rem /= ax[i].out;
+          }
+          if (none) y[q] = -INFINITY;
+        }
+      }
+    }
     return DSCC_OK;
   });
 #endif
