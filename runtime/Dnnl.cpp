@@ -87,11 +87,19 @@ dnnl::memory::dims denseStrides(const dnnl::memory::dims& d) {
   return s;
 }
 
-/// A primitive and its scratchpad size; primitives run concurrently, each with its own scratchpad.
+/// A primitive and its scratchpad size; primitives run concurrently, each with its own scratchpad. A primitive
+/// that runs in its own (blocked) layouts has the reorders from and to the caller's dense ones.
 struct Prim {
   dnnl::primitive p;
   dnnl::memory::desc scratch, src, weights, bias, dst;
+  /// Set where the primitive's layout differs from the caller's: dense src -> src, dense weights -> weights,
+  /// dst -> dense dst.
+  std::shared_ptr<dnnl::reorder> srcIn, wIn, dstOut;
+  dnnl::memory::desc srcPlain, wPlain, dstPlain;
 };
+
+/// The reorder from `from` to `to`, or null where the layouts agree (nothing to do).
+std::shared_ptr<dnnl::reorder> reorderFor(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
 
 /// The inference primitive of kind `Fwd` (convolution_forward, deconvolution_forward)
 /// for `d`, with a user scratchpad (each call brings its own).
@@ -100,8 +108,45 @@ std::shared_ptr<Prim> makeWeightedPrim(const typename Fwd::desc& d) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   typename Fwd::primitive_desc pd(d, attr, cpu());
-  return std::make_shared<Prim>(
-      Prim{Fwd(pd), pd.scratchpad_desc(), pd.src_desc(), pd.weights_desc(), pd.bias_desc(), pd.dst_desc()});
+  auto p = std::make_shared<Prim>();
+  p->p = Fwd(pd);
+  p->scratch = pd.scratchpad_desc(), p->src = pd.src_desc(), p->weights = pd.weights_desc();
+  p->bias = pd.bias_desc(), p->dst = pd.dst_desc();
+  return p;
+}
+
+/// A convolution run in the layouts oneDNN chooses for it (`format_tag::any`: blocked nChw16c-style ones,
+/// for which it has direct JIT kernels, depthwise ones included) with reorders from and to the caller's dense
+/// NCHW `xm`, `wm`, `ym`. Why: on dense NCHW oneDNN has only its im2col + GEMM kernel, which ran MobileNetV3's
+/// depthwise and 3-channel stem convolutions at 2-5 GFLOP/s (bench/results/2026-12-06-vision.md). A 1x1
+/// convolution of stride 1 without padding is a plain GEMM on dense NCHW already: it keeps the caller's layout.
+std::shared_ptr<Prim> makeConvPrim(const dnnl::memory::desc& xm, const dnnl::memory::desc& wm,
+                                   const dnnl::memory::desc& bm, const dnnl::memory::desc& ym,
+                                   const dnnl::memory::dims& st, const dnnl::memory::dims& dil,
+                                   const dnnl::memory::dims& pl, const dnnl::memory::dims& pr, bool pointwise) {
+  using dnnl::memory;
+  if (pointwise) {
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, xm,
+                                      wm, bm, ym, st, dil, pl, pr);
+    return makeWeightedPrim<dnnl::convolution_forward>(d);
+  }
+  auto any = [](const memory::desc& m) { return memory::desc(m.dims(), m.data_type(), memory::format_tag::any); };
+  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(xm),
+                                    any(wm), bm, any(ym), st, dil, pl, pr);
+  std::shared_ptr<Prim> p = makeWeightedPrim<dnnl::convolution_forward>(d);
+  p->srcPlain = xm, p->wPlain = wm, p->dstPlain = ym;
+  p->srcIn = reorderFor(xm, p->src);
+  p->wIn = reorderFor(wm, p->weights);
+  p->dstOut = reorderFor(p->dst, ym);
+  return p;
+}
+
+std::shared_ptr<dnnl::reorder> reorderFor(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  if (from == to) return nullptr;
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::reorder::primitive_desc pd(cpu(), from, cpu(), to, attr);
+  return std::make_shared<dnnl::reorder>(pd);
 }
 
 /// Primitives by shape key, least recently used dropped beyond kCapacity (each holds generated code).
@@ -164,13 +209,65 @@ Split split(int64_t N, int64_t units, int threads) {
   return s;
 }
 
+/// A pool thread's working memory for the calls it runs: grown, never shrunk or zeroed (a call's scratchpad,
+/// and the blocked copies of its slice's input, weights and result).
+struct Scratch {
+  struct Buf {
+    std::unique_ptr<uint8_t[]> data;
+    size_t size = 0;
+    void* get(size_t n) {
+      if (n > size) data.reset(new uint8_t[n + 64]), size = n;
+      return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(data.get()) + 63) & ~uintptr_t(63));
+    }
+  };
+  Buf pad, src, weights, dst;
+};
+
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
 void execute(const Prim& p, std::unordered_map<int, dnnl::memory> args) {
   omp_set_num_threads(1);  // this pool thread is the only one working on its slice
-  std::vector<uint8_t> pad(p.scratch.get_size());
-  args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(p.scratch, cpu(), pad.data()));
+  args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(p.scratch, cpu(), scratch().pad.get(p.scratch.get_size())));
   dnnl::stream s(cpu());
   p.p.execute(s, args);
   s.wait();
+}
+
+/// Runs `r` from `from` (a dense buffer of the caller's) into `buf` in `to`'s layout; returns `buf`'s memory.
+dnnl::memory reorderInto(const dnnl::reorder& r, const dnnl::memory::desc& fromDesc, const void* from,
+                         const dnnl::memory::desc& to, Scratch::Buf& buf) {
+  dnnl::memory out(to, cpu(), buf.get(to.get_size()));
+  dnnl::memory in(fromDesc, cpu(), const_cast<void*>(from));
+  dnnl::stream s(cpu());
+  r.execute(s, in, out);
+  s.wait();
+  return out;
+}
+
+/// Runs a weighted primitive on one slice: dense `x`, `w`, `bias`, `y` of the caller, reordered into and out
+/// of the primitive's own layouts where it has them.
+void executeWeighted(const Prim& p, const float* x, const float* w, const float* bias, float* y) {
+  using dnnl::memory;
+  omp_set_num_threads(1);
+  Scratch& sc = scratch();
+  std::unordered_map<int, memory> args;
+  args.emplace(DNNL_ARG_SRC, p.srcIn ? reorderInto(*p.srcIn, p.srcPlain, x, p.src, sc.src)
+                                     : memory(p.src, cpu(), const_cast<float*>(x)));
+  args.emplace(DNNL_ARG_WEIGHTS, p.wIn ? reorderInto(*p.wIn, p.wPlain, w, p.weights, sc.weights)
+                                       : memory(p.weights, cpu(), const_cast<float*>(w)));
+  if (bias) args.emplace(DNNL_ARG_BIAS, memory(p.bias, cpu(), const_cast<float*>(bias)));
+  memory dst = p.dstOut ? memory(p.dst, cpu(), sc.dst.get(p.dst.get_size())) : memory(p.dst, cpu(), y);
+  args.emplace(DNNL_ARG_DST, dst);
+  execute(p, std::move(args));
+  if (p.dstOut) {
+    memory out(p.dstPlain, cpu(), y);
+    dnnl::stream s(cpu());
+    p.dstOut->execute(s, dst, out);
+    s.wait();
+  }
 }
 
 #endif
@@ -248,9 +345,9 @@ extern "C" dscc_status dscc_conv_f32(dscc_context* ctx, int32_t n_spatial, const
         memory::desc xm(xd, memory::data_type::f32, denseStrides(xd)), ym(yd, memory::data_type::f32, denseStrides(yd));
         memory::desc wm(wd, memory::data_type::f32, denseStrides(wd));
         memory::desc bm = bias ? memory::desc({cout}, memory::data_type::f32, memory::dims{1}) : memory::desc();
-        dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, xm,
-                                          wm, bm, ym, st, dil, pl, pr);
-        return makeWeightedPrim<dnnl::convolution_forward>(d);
+        bool pointwise = G == 1;
+        for (const Axis& a : ax) pointwise = pointwise && a.k == 1 && a.s == 1 && a.pb == 0 && a.peUsed == 0;
+        return makeConvPrim(xm, wm, bm, ym, st, dil, pl, pr, pointwise);
       });
     };
     auto sliceShape = [&](int64_t t) { return sp.batch ? std::make_pair(sp.size(t), units) : std::make_pair(int64_t(1), sp.size(t)); };
@@ -263,12 +360,8 @@ extern "C" dscc_status dscc_conv_f32(dscc_context* ctx, int32_t n_spatial, const
         const int64_t n0 = sp.batch ? t * sp.per : 0, u0 = sp.batch ? 0 : t * sp.per;
         const int64_t c0 = G > 1 ? u0 * Cg : 0, m0 = G > 1 ? u0 * Mg : u0;
         const int64_t wPer = w_dims[1] * kvol;  // weight elements per output channel
-        std::unordered_map<int, memory> args;
-        args.emplace(DNNL_ARG_SRC, memory(p.src, cpu(), const_cast<float*>(x) + n0 * xStr[0] + c0 * xStr[1]));
-        args.emplace(DNNL_ARG_WEIGHTS, memory(p.weights, cpu(), const_cast<float*>(w) + m0 * wPer));
-        if (bias) args.emplace(DNNL_ARG_BIAS, memory(p.bias, cpu(), const_cast<float*>(bias) + m0));
-        args.emplace(DNNL_ARG_DST, memory(p.dst, cpu(), y + n0 * yStr[0] + m0 * yStr[1]));
-        execute(p, std::move(args));
+        executeWeighted(p, x + n0 * xStr[0] + c0 * xStr[1], w + m0 * wPer, bias ? bias + m0 : nullptr,
+                        y + n0 * yStr[0] + m0 * yStr[1]);
       }
     });
     return DSCC_OK;
@@ -475,8 +568,10 @@ extern "C" dscc_status dscc_pool_f32(dscc_context* ctx, int32_t n_spatial, int32
         dnnl::primitive_attr attr;
         attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
         dnnl::pooling_v2_forward::primitive_desc pd(d, attr, cpu());
-        return std::make_shared<Prim>(
-            Prim{dnnl::pooling_v2_forward(pd), pd.scratchpad_desc(), pd.src_desc(), {}, {}, pd.dst_desc()});
+        auto p = std::make_shared<Prim>();
+        p->p = dnnl::pooling_v2_forward(pd);
+        p->scratch = pd.scratchpad_desc(), p->src = pd.src_desc(), p->dst = pd.dst_desc();
+        return p;
       });
     };
     auto sliceShape = [&](int64_t t) { return sp.batch ? std::make_pair(sp.size(t), C) : std::make_pair(int64_t(1), sp.size(t)); };
