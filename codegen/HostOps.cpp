@@ -10,6 +10,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Module.h>
 
+#include "codegen/ElementGenerator.h"
 #include "codegen/KernelCommon.h"
 #include "codegen/LibraryPlan.h"
 #include "ir/IndexMap.h"
@@ -181,7 +182,26 @@ void HostEmitter::launch(const KernelPlan& k, size_t kIndex, const std::vector<l
   std::vector<llvm::Value*> sizeVals;
   for (const std::string& s : iface.symbols) sizeVals.push_back(dim(DimExpr::symbol(s)));
   llvm::Value* sizes = i64Array(sizeVals, k.symbol + ".sizes");
-  llvm::Value* inArr = ptrArray(ins, k.symbol + ".in");
+  // A CPU kernel holding gathers checks their indices into a cell passed
+  // after its operands (ElementGenerator.h, gatherChecks): "none" before
+  // the launch, a run-time error after it when a word 0 is set. The GPU's
+  // kernels get no cell and clamp (docs/gpu.md).
+  std::vector<const Operation*> gathers;
+  if (!gpu_ && k.fusion) gathers = gatherChecks(*k.fusion);
+  std::vector<llvm::Value*> withCell = ins;
+  llvm::Value* cell = nullptr;
+  std::vector<llvm::Value*> gatherDims;
+  if (!gathers.empty()) {
+    cell = entryAlloca(i64(), 2 * gathers.size(), k.symbol + ".gather.cell");
+    for (size_t g = 0; g < gathers.size(); ++g) {
+      b_.CreateStore(b_.getInt64(0), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g));
+      b_.CreateStore(b_.getInt64(INT64_MAX), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g + 1));
+      const Value* x = gathers[g]->operands[0];
+      gatherDims.push_back(dim(x->type.dims.at(opAxis(*gathers[g], x->type.rank()))));
+    }
+    withCell.push_back(cell);
+  }
+  llvm::Value* inArr = ptrArray(withCell, k.symbol + ".in");
   llvm::Value* outArr = ptrArray(outs, k.symbol + ".out");
   llvm::Value* units = dim(iface.units);
   llvm::Value* work = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, dim(iface.workPerUnit), b_.getInt64(1));
@@ -192,15 +212,29 @@ void HostEmitter::launch(const KernelPlan& k, size_t kIndex, const std::vector<l
   if (!gpu_) prepareRowSplit(k);
   if (!gpu_ && k.tuning) {
     launchTuned(k, kIndex, inArr, outArr, outs, sizes, units, work);
-    return;
+  } else {
+    if (gpu_) prepareGpuLaunch(k, kIndex, ins, outs, holds);
+    auto* join = llvm::BasicBlock::Create(ctx_, k.symbol + ".done", hostFn_);
+    versionCascade(k, k.symbol, k.symbol + ".", holds, join, [&](size_t v) {
+      if (gpu_) launchGpuVersion(k, kIndex, v, ins, outs);
+      else launchCpu(k, k, v, kernelFns_[kIndex][v], k.functionName(v), inArr, outArr, outs, sizes, units, grain);
+    });
+    b_.SetInsertPoint(join);
   }
-  if (gpu_) prepareGpuLaunch(k, kIndex, ins, outs, holds);
-  auto* join = llvm::BasicBlock::Create(ctx_, k.symbol + ".done", hostFn_);
-  versionCascade(k, k.symbol, k.symbol + ".", holds, join, [&](size_t v) {
-    if (gpu_) launchGpuVersion(k, kIndex, v, ins, outs);
-    else launchCpu(k, k, v, kernelFns_[kIndex][v], k.functionName(v), inArr, outArr, outs, sizes, units, grain);
-  });
-  b_.SetInsertPoint(join);
+  // The interpreter's message, after the op and where it was written.
+  for (size_t g = 0; g < gathers.size(); ++g) {
+    const Operation& op = *gathers[g];
+    const Value* x = op.operands[0];
+    std::string where = "@" + f_.name + ": %" + op.result()->name;
+    if (op.loc.valid()) where += " (line " + std::to_string(op.loc.line) + ":" + std::to_string(op.loc.col) + ")";
+    llvm::Value* flag = b_.CreateLoad(i64(), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g));
+    llvm::Value* least = b_.CreateLoad(i64(), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g + 1));
+    require(b_.CreateICmpEQ(flag, b_.getInt64(0)), kInvalidArgument,
+            escape(where + ": gather index ") + "%lld" +
+                escape(" is out of range for dim " + std::to_string(opAxis(op, x->type.rank())) + " of size ") +
+                "%lld",
+            {least, gatherDims[g]});
+  }
 }
 
 void HostEmitter::versionCascade(const KernelPlan& p, const std::string& symbol, const std::string& prefix,
