@@ -195,6 +195,11 @@ void ElementGenerator::checkGather(const Operation& op, llvm::Value* w) {
   llvm::Value* wrapped = b_.CreateSelect(b_.CreateICmpSLT(w, b_.getInt64(0)), b_.CreateAdd(w, D), w);
   llvm::Value* bad = b_.CreateICmpUGE(wrapped, D, "gather.oob");
   b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), flag), bad), flag);
+  // Indices the kernel reads from an operand: the host finds the bad one
+  // (gatherChecks). The or above LLVM hoists out of a row that reads one
+  // index; a min it keeps per element, and its i64 lanes would halve the
+  // vector width of an f32 row on AVX2 (test/compile/generic-vector).
+  if (inputIndex_.count(op.operands[1])) return;
   llvm::Value* cand = b_.CreateSelect(bad, w, b_.getInt64(std::numeric_limits<int64_t>::max()));
   b_.CreateStore(b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateLoad(b_.getInt64Ty(), least), cand), least);
 }
@@ -212,8 +217,9 @@ void ElementGenerator::reportChecks() {
     b_.SetInsertPoint(report);
     llvm::Value* words = b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), checkCell_, 2 * g);
     b_.CreateAtomicRMW(llvm::AtomicRMWInst::Or, words, b_.getInt64(1), llvm::Align(8), llvm::AtomicOrdering::Monotonic);
-    b_.CreateAtomicRMW(llvm::AtomicRMWInst::Min, b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), words, 1),
-                       b_.CreateLoad(b_.getInt64Ty(), least), llvm::Align(8), llvm::AtomicOrdering::Monotonic);
+    if (!inputIndex_.count(gathers_[g]->operands[1]))
+      b_.CreateAtomicRMW(llvm::AtomicRMWInst::Min, b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), words, 1),
+                         b_.CreateLoad(b_.getInt64Ty(), least), llvm::Align(8), llvm::AtomicOrdering::Monotonic);
     b_.CreateBr(next);
     b_.SetInsertPoint(next);
   }

@@ -27,9 +27,10 @@
 // -inf/+inf (integers: the type's min/max), argmax of nothing 0, an integer
 // mean of nothing 0. A gather index out of range is read clamped into the dim
 // (the address stays inside the buffer) and also reported: each gather keeps
-// a flag and the smallest bad index in registers, which reportChecks() hands
-// to the host's cell (gatherChecks, below) when the schedule's elements are
-// done; the host turns a set flag into the interpreter's error.
+// a flag (and, for indices computed in the kernel, the smallest bad one) in
+// registers, which reportChecks() hands to the host's cell (gatherChecks,
+// below) when the schedule's elements are done; the host turns a set flag
+// into the interpreter's error.
 #pragma once
 
 #include <map>
@@ -100,9 +101,12 @@ class ElementSource {
 /// A kernel holding any reads `inputs[K]` (K: the fusion's operand count) as
 /// the address of 2 i64 per gather, its check cell: the host sets each to
 /// {0, INT64_MAX} before the launch; a kernel that reads an index outside
-/// [-D, D) sets word 0 to 1 and lowers word 1 to the smallest such index
-/// (atomically: the launch's threads share the cell). A null `inputs[K]`
-/// reports nothing (the GPU targets, measuring runs).
+/// [-D, D) sets word 0 to 1 (atomically: the launch's threads share the
+/// cell). Word 1: when the indices are computed in the kernel, it lowers it
+/// to the smallest such index; when they are an operand, the host finds the
+/// first one in their row-major order (the interpreter's) and the kernel
+/// keeps only the flag. A null `inputs[K]` reports nothing (the GPU
+/// targets, measuring runs).
 std::vector<const Operation*> gatherChecks(const Operation& fusion);
 
 /// The generator of one kernel's elements. Build it, call prepareIndexing

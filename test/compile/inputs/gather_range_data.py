@@ -39,3 +39,7 @@ save("bagbad", np.array([[0, 1, -1], [1, -2, -3]], np.int64))
 save("rows", np.array([0, 1, -2], np.int64))
 save("colsok", np.array([0, 2, -3], np.int64))
 save("colsbad", np.array([0, 3, 1], np.int64))
+save("map", np.array([0, 1, 5], np.int64))  # row 5 of a 2-row table
+save("viamap", np.array([0, 2, -1, 1], np.int64))
+save("viamapok", np.array([0, 1, -2], np.int64))
+save("mapbad", np.array([0, 3], np.int64))
