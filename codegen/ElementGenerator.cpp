@@ -50,6 +50,7 @@ struct LlvmArith {
   }
   std::map<V, V> nonZeroOf;
   V lt(V x, V y) { return b.CreateICmpSLT(x, y); }
+  V ult(V x, V y) { return b.CreateICmpULT(x, y); }
   V eq(V x, V y) { return b.CreateICmpEQ(x, y); }
   V select(V cnd, V x, V y) { return b.CreateSelect(cnd, x, y); }
   V dim(const Value* v, size_t d) { return dims.at(v).at(d); }
@@ -193,7 +194,8 @@ void ElementGenerator::checkGather(const Operation& op, llvm::Value* w) {
   const Value* x = op.operands[0];
   llvm::Value* D = dims_.at(x).at(opAxis(op, x->type.rank()));
   llvm::Value* wrapped = b_.CreateSelect(b_.CreateICmpSLT(w, b_.getInt64(0)), b_.CreateAdd(w, D), w);
-  llvm::Value* bad = b_.CreateICmpUGE(wrapped, D, "gather.oob");
+  // gatherDataSource's own test: the two share one comparison.
+  llvm::Value* bad = b_.CreateNot(b_.CreateICmpULT(wrapped, D), "gather.oob");
   b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), flag), bad), flag);
   // Indices the kernel reads from an operand: the host finds the bad one
   // (gatherChecks). The or above LLVM hoists out of a row that reads one
