@@ -90,9 +90,10 @@ void ElementGenerator::prepareIndexing(DimEmitter& dims, llvm::BasicBlock* entry
     in_.push_back(b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "in." + f_.operands[k]->name));
   }
   // The gathers' check cell after the operands, and their slots: a flag
-  // and a minimum that mem2reg keeps in registers (an or- and a
-  // min-reduction where a loop reads the gather), set to "none" here, in
-  // the setup block, which dominates every element and reportChecks.
+  // and (indices computed in the kernel) a minimum, which mem2reg keeps in
+  // registers (an or- and a min-reduction where a loop reads the gather),
+  // set to "none" here, in the setup block, which dominates every element
+  // and reportChecks.
   if (!gathers_.empty()) {
     llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, inputs, f_.operands.size());
     checkCell_ = b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "gather.cell");
@@ -185,8 +186,9 @@ llvm::Value* ElementGenerator::compute(const Value* v, const ElementIndex& oi) {
 }
 
 // Records whether index `w` of gather `op` is outside [-D, D): beside the
-// clamped read (gatherDataSource), never instead of it, so the address
-// stays inside the buffer and the loop keeps its shape (no branch).
+// read (gatherDataSource, which reads element 0 for such an index), never
+// instead of it, so the address stays inside the buffer and the loop keeps
+// its shape (no branch).
 void ElementGenerator::checkGather(const Operation& op, llvm::Value* w) {
   auto it = checkSlots_.find(&op);
   if (it == checkSlots_.end()) return;  // no prepareIndexing: the schedule holds no gather
