@@ -7,6 +7,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 
 #include "codegen/ElementOps.h"
@@ -49,6 +50,7 @@ struct LlvmArith {
   }
   std::map<V, V> nonZeroOf;
   V lt(V x, V y) { return b.CreateICmpSLT(x, y); }
+  V ult(V x, V y) { return b.CreateICmpULT(x, y); }
   V eq(V x, V y) { return b.CreateICmpEQ(x, y); }
   V select(V cnd, V x, V y) { return b.CreateSelect(cnd, x, y); }
   V dim(const Value* v, size_t d) { return dims.at(v).at(d); }
@@ -57,8 +59,15 @@ struct LlvmArith {
   V expr(const DimExpr& e) { return exprs.emit(e); }
 };
 
+std::vector<const Operation*> gatherChecks(const Operation& fusion) {
+  std::vector<const Operation*> r;
+  for (const auto& op : fusion.body)
+    if (op->kind == OpKind::Gather) r.push_back(op.get());
+  return r;
+}
+
 ElementGenerator::ElementGenerator(const Operation& fusion, llvm::IRBuilderBase& b, ElementSource& src)
-    : f_(fusion), b_(b), ctx_(b.getContext()), src_(src) {
+    : f_(fusion), b_(b), ctx_(b.getContext()), src_(src), gathers_(gatherChecks(fusion)) {
   for (size_t k = 0; k < fusion.operands.size(); ++k) inputIndex_.emplace(fusion.operands[k], k);
   for (const auto& op : fusion.body)
     for (const auto& r : op->results) defOf_.emplace(r.get(), op.get());
@@ -79,6 +88,22 @@ void ElementGenerator::prepareIndexing(DimEmitter& dims, llvm::BasicBlock* entry
     dimsOf(f_.operands[k]);
     llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, inputs, k);
     in_.push_back(b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "in." + f_.operands[k]->name));
+  }
+  // The gathers' check cell after the operands, and their slots: a flag
+  // and (indices computed in the kernel) a minimum, which mem2reg keeps in
+  // registers (an or- and a min-reduction where a loop reads the gather),
+  // set to "none" here, in the setup block, which dominates every element
+  // and reportChecks.
+  if (!gathers_.empty()) {
+    llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptrTy, inputs, f_.operands.size());
+    checkCell_ = b_.CreateAlignedLoad(ptrTy, slot, llvm::Align(8), "gather.cell");
+    for (const Operation* g : gathers_) {
+      llvm::Value* flag = entryAlloca(b_.getInt1Ty(), "gather.bad." + g->result()->name);
+      llvm::Value* least = entryAlloca(b_.getInt64Ty(), "gather.min." + g->result()->name);
+      b_.CreateStore(b_.getFalse(), flag);
+      b_.CreateStore(b_.getInt64(std::numeric_limits<int64_t>::max()), least);
+      checkSlots_[g] = {flag, least};
+    }
   }
   for (const auto& op : f_.body) {
     for (const auto& r : op->results) dimsOf(r.get());
@@ -141,6 +166,7 @@ llvm::Value* ElementGenerator::compute(const Value* v, const ElementIndex& oi) {
       const Value* ix = op.operands[1];
       llvm::Value* w = gen(ix, gatherIndexSource(*arith_, op, oi));
       w = b_.CreateSExt(w, b_.getInt64Ty());
+      checkGather(op, w);
       return gen(op.operands[0], gatherDataSource(*arith_, op, oi, w));
     }
     case OpCategory::Iota: {
@@ -157,6 +183,50 @@ llvm::Value* ElementGenerator::compute(const Value* v, const ElementIndex& oi) {
     default: break;
   }
   return llvm::PoisonValue::get(registerType(ctx_, op.result()->type.dtype));  // plan() refused these
+}
+
+// Records whether index `w` of gather `op` is outside [-D, D): beside the
+// read (gatherDataSource, which reads element 0 for such an index), never
+// instead of it, so the address stays inside the buffer and the loop keeps
+// its shape (no branch).
+void ElementGenerator::checkGather(const Operation& op, llvm::Value* w) {
+  auto it = checkSlots_.find(&op);
+  if (it == checkSlots_.end()) return;  // no prepareIndexing: the schedule holds no gather
+  auto [flag, least] = it->second;
+  const Value* x = op.operands[0];
+  llvm::Value* D = dims_.at(x).at(opAxis(op, x->type.rank()));
+  llvm::Value* wrapped = b_.CreateSelect(b_.CreateICmpSLT(w, b_.getInt64(0)), b_.CreateAdd(w, D), w);
+  // gatherDataSource's own test: the two share one comparison.
+  llvm::Value* bad = b_.CreateNot(b_.CreateICmpULT(wrapped, D), "gather.oob");
+  b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), flag), bad), flag);
+  // Indices the kernel reads from an operand: the host finds the bad one
+  // (gatherChecks). The or above LLVM hoists out of a row that reads one
+  // index; a min it keeps per element, and its i64 lanes would halve the
+  // vector width of an f32 row on AVX2 (test/compile/generic-vector).
+  if (inputIndex_.count(op.operands[1])) return;
+  llvm::Value* cand = b_.CreateSelect(bad, w, b_.getInt64(std::numeric_limits<int64_t>::max()));
+  b_.CreateStore(b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateLoad(b_.getInt64Ty(), least), cand), least);
+}
+
+void ElementGenerator::reportChecks() {
+  if (checkSlots_.empty()) return;
+  llvm::Function* fn = b_.GetInsertBlock()->getParent();
+  llvm::Value* haveCell = b_.CreateIsNotNull(checkCell_);
+  for (size_t g = 0; g < gathers_.size(); ++g) {
+    auto [flag, least] = checkSlots_.at(gathers_[g]);
+    auto* report = llvm::BasicBlock::Create(ctx_, "gather.report", fn);
+    auto* next = llvm::BasicBlock::Create(ctx_, "gather.reported", fn);
+    llvm::Value* bad = b_.CreateAnd(b_.CreateLoad(b_.getInt1Ty(), flag), haveCell);
+    b_.CreateCondBr(bad, report, next, llvm::MDBuilder(ctx_).createBranchWeights(1, 1000));
+    b_.SetInsertPoint(report);
+    llvm::Value* words = b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), checkCell_, 2 * g);
+    b_.CreateAtomicRMW(llvm::AtomicRMWInst::Or, words, b_.getInt64(1), llvm::Align(8), llvm::AtomicOrdering::Monotonic);
+    if (!inputIndex_.count(gathers_[g]->operands[1]))
+      b_.CreateAtomicRMW(llvm::AtomicRMWInst::Min, b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), words, 1),
+                         b_.CreateLoad(b_.getInt64Ty(), least), llvm::Align(8), llvm::AtomicOrdering::Monotonic);
+    b_.CreateBr(next);
+    b_.SetInsertPoint(next);
+  }
 }
 
 // Operand k for the output rows in [off[k], off[k+1]) along the axis; a

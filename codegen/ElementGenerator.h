@@ -23,9 +23,14 @@
 // reduced elements (the interpreter's order, so sums agree to the bit), max
 // and min propagating NaN, integers in i64 wrapping to their width; argmax
 // takes the first maximum and the first NaN. Where the interpreter reports a
-// data error the generated code gives a defined value: a gather index out of
-// range is clamped into the dim, max/min of nothing is -inf/+inf (integers:
-// the type's min/max), argmax of nothing 0, an integer mean of nothing 0.
+// data error the generated code gives a defined value: max/min of nothing is
+// -inf/+inf (integers: the type's min/max), argmax of nothing 0, an integer
+// mean of nothing 0. A gather index out of range is read clamped into the dim
+// (the address stays inside the buffer) and also reported: each gather keeps
+// a flag (and, for indices computed in the kernel, the smallest bad one) in
+// registers, which reportChecks() hands to the host's cell (gatherChecks,
+// below) when the schedule's elements are done; the host turns a set flag
+// into the interpreter's error.
 #pragma once
 
 #include <map>
@@ -92,6 +97,18 @@ class ElementSource {
   }
 };
 
+/// The gathers of `fusion`'s body, in body order: the ones a kernel checks.
+/// A kernel holding any reads `inputs[K]` (K: the fusion's operand count) as
+/// the address of 2 i64 per gather, its check cell: the host sets each to
+/// {0, INT64_MAX} before the launch; a kernel that reads an index outside
+/// [-D, D) sets word 0 to 1 (atomically: the launch's threads share the
+/// cell). Word 1: when the indices are computed in the kernel, it lowers it
+/// to the smallest such index; when they are an operand, the host finds the
+/// first one in their row-major order (the interpreter's) and the kernel
+/// keeps only the flag. A null `inputs[K]` reports nothing (the GPU
+/// targets, measuring runs).
+std::vector<const Operation*> gatherChecks(const Operation& fusion);
+
 /// The generator of one kernel's elements. Build it, call prepareIndexing
 /// in the kernel's setup block when the kernel holds more than elementwise
 /// ops (or its schedule needs dims), then gen() wherever an element is needed.
@@ -110,6 +127,12 @@ class ElementGenerator {
   /// is the function's entry block, where accumulators get their slots. The
   /// ops that move data and reductions need it.
   void prepareIndexing(DimEmitter& dims, llvm::BasicBlock* entry, llvm::Value* inputs, llvm::Value* outputs);
+
+  /// Emits, at the builder's point (which every path through the schedule's
+  /// elements reaches, after the last), the report of the gather checks
+  /// into the host's cell (gatherChecks): nothing when the kernel has no
+  /// gather. A schedule that calls prepareIndexing calls it once at its end.
+  void reportChecks();
 
   /// The value of `v` at `idx`, in register form, memoised in the innermost scope.
   llvm::Value* gen(const Value* v, const ElementIndex& idx);
@@ -172,6 +195,7 @@ class ElementGenerator {
   llvm::Value* matmul(const Operation& op, const ElementIndex& oi);
   llvm::Value* argmax(const Operation& op, const ElementIndex& oi);
   llvm::Value* entryAlloca(llvm::Type* t, const std::string& name);
+  void checkGather(const Operation& op, llvm::Value* w);
 
   const Operation& f_;
   llvm::IRBuilderBase& b_;
@@ -183,6 +207,11 @@ class ElementGenerator {
   std::unique_ptr<LlvmArith> arith_;
   std::map<const Value*, std::vector<llvm::Value*>> dims_;
   std::vector<llvm::Value*> in_, out_;
+  // The gather checks: the host's cell (inputs[K]), and per gather its
+  // entry-block slots, the flag (i1) and the smallest bad index (i64).
+  llvm::Value* checkCell_ = nullptr;
+  std::map<const Operation*, std::pair<llvm::Value*, llvm::Value*>> checkSlots_;
+  std::vector<const Operation*> gathers_;
   std::vector<std::map<Key, llvm::Value*>> scopes_{1};
 };
 

@@ -179,6 +179,7 @@ class GenericSchedule : public ElementSource {
       if (p_.tiled[i]) emitTiles(i, lo, hi);
       else emitRows(i, lo, hi);
     }
+    gen_.reportChecks();
     b_.CreateBr(done);
     b_.SetInsertPoint(done);
   }

@@ -98,6 +98,11 @@ class HostEmitter {
   // Launches the version of kernel `k` that its guards select.
   void launch(const KernelPlan& k, size_t kIndex, const std::vector<llvm::Value*>& ins,
               const std::vector<llvm::Value*>& outs);
+  // After kernel `k`'s launch: fails the call when its g-th gather `op`
+  // flagged an index outside [-D, D) in `cell` (ElementGenerator.h,
+  // gatherChecks); `ins` are the kernel's operands, `count` the indices'.
+  void checkGather(const KernelPlan& k, const Operation& op, const std::vector<llvm::Value*>& ins, llvm::Value* cell,
+                   size_t g, llvm::Value* D, llvm::Value* count);
   std::string emitKernel(const Operation& op);
   /// A conv or pool kernel: one dscc_conv_f32 / dscc_pool_f32 call (cpu/HostWindow.cpp).
   std::string emitWindowKernel(const Operation& op, const KernelPlan& k);

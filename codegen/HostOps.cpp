@@ -1,6 +1,7 @@
 // The top-level ops of a model's host function: host constants, dims and scalar arithmetic, version dispatch by guards, kernel and BLAS launches.
 #include "codegen/HostEmitter.h"
 
+#include <algorithm>
 #include <climits>
 #include <functional>
 #include <sstream>
@@ -8,8 +9,10 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/Support/xxhash.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include "codegen/ElementGenerator.h"
 #include "codegen/KernelCommon.h"
 #include "codegen/LibraryPlan.h"
 #include "ir/IndexMap.h"
@@ -181,7 +184,27 @@ void HostEmitter::launch(const KernelPlan& k, size_t kIndex, const std::vector<l
   std::vector<llvm::Value*> sizeVals;
   for (const std::string& s : iface.symbols) sizeVals.push_back(dim(DimExpr::symbol(s)));
   llvm::Value* sizes = i64Array(sizeVals, k.symbol + ".sizes");
-  llvm::Value* inArr = ptrArray(ins, k.symbol + ".in");
+  // A CPU kernel holding gathers checks their indices into a cell passed
+  // after its operands (ElementGenerator.h, gatherChecks): "none" before
+  // the launch, a run-time error after it when a word 0 is set. The GPU's
+  // kernels get no cell and clamp (docs/gpu.md).
+  std::vector<const Operation*> gathers;
+  if (!gpu_ && k.fusion) gathers = gatherChecks(*k.fusion);
+  std::vector<llvm::Value*> withCell = ins;
+  llvm::Value* cell = nullptr;
+  std::vector<llvm::Value*> gatherDims, gatherCounts;
+  if (!gathers.empty()) {
+    cell = entryAlloca(i64(), 2 * gathers.size(), k.symbol + ".gather.cell");
+    for (size_t g = 0; g < gathers.size(); ++g) {
+      b_.CreateStore(b_.getInt64(0), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g));
+      b_.CreateStore(b_.getInt64(INT64_MAX), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g + 1));
+      const Value* x = gathers[g]->operands[0];
+      gatherDims.push_back(dim(x->type.dims.at(opAxis(*gathers[g], x->type.rank()))));
+      gatherCounts.push_back(dim(numel(gathers[g]->operands[1]->type)));
+    }
+    withCell.push_back(cell);
+  }
+  llvm::Value* inArr = ptrArray(withCell, k.symbol + ".in");
   llvm::Value* outArr = ptrArray(outs, k.symbol + ".out");
   llvm::Value* units = dim(iface.units);
   llvm::Value* work = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, dim(iface.workPerUnit), b_.getInt64(1));
@@ -192,15 +215,65 @@ void HostEmitter::launch(const KernelPlan& k, size_t kIndex, const std::vector<l
   if (!gpu_) prepareRowSplit(k);
   if (!gpu_ && k.tuning) {
     launchTuned(k, kIndex, inArr, outArr, outs, sizes, units, work);
-    return;
+  } else {
+    if (gpu_) prepareGpuLaunch(k, kIndex, ins, outs, holds);
+    auto* join = llvm::BasicBlock::Create(ctx_, k.symbol + ".done", hostFn_);
+    versionCascade(k, k.symbol, k.symbol + ".", holds, join, [&](size_t v) {
+      if (gpu_) launchGpuVersion(k, kIndex, v, ins, outs);
+      else launchCpu(k, k, v, kernelFns_[kIndex][v], k.functionName(v), inArr, outArr, outs, sizes, units, grain);
+    });
+    b_.SetInsertPoint(join);
   }
-  if (gpu_) prepareGpuLaunch(k, kIndex, ins, outs, holds);
-  auto* join = llvm::BasicBlock::Create(ctx_, k.symbol + ".done", hostFn_);
-  versionCascade(k, k.symbol, k.symbol + ".", holds, join, [&](size_t v) {
-    if (gpu_) launchGpuVersion(k, kIndex, v, ins, outs);
-    else launchCpu(k, k, v, kernelFns_[kIndex][v], k.functionName(v), inArr, outArr, outs, sizes, units, grain);
-  });
-  b_.SetInsertPoint(join);
+  for (size_t g = 0; g < gathers.size(); ++g) checkGather(k, *gathers[g], ins, cell, g, gatherDims[g], gatherCounts[g]);
+}
+
+// After a launch: the interpreter's message for gather `op` (the kernel's
+// g-th) when its flag in `cell` is set, after the op and where it was
+// written. Indices that are an operand of the kernel are scanned here, on
+// the error path, for the first bad one in row-major order (the one the
+// interpreter names); others give the kernel's smallest (gatherChecks).
+void HostEmitter::checkGather(const KernelPlan& k, const Operation& op, const std::vector<llvm::Value*>& ins,
+                              llvm::Value* cell, size_t g, llvm::Value* D, llvm::Value* count) {
+  const Value* x = op.operands[0];
+  const Value* idx = op.operands[1];
+  std::string where = "@" + f_.name + ": %" + op.result()->name;
+  if (op.loc.valid()) where += " (line " + std::to_string(op.loc.line) + ":" + std::to_string(op.loc.col) + ")";
+  llvm::Value* flag = b_.CreateLoad(i64(), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g));
+  auto* bad = llvm::BasicBlock::Create(ctx_, "gather.bad", hostFn_);
+  auto* good = llvm::BasicBlock::Create(ctx_, "gather.ok", hostFn_);
+  b_.CreateCondBr(b_.CreateICmpEQ(flag, b_.getInt64(0)), good, bad, llvm::MDBuilder(ctx_).createBranchWeights(1000, 1));
+  b_.SetInsertPoint(bad);
+  llvm::Value* value = b_.CreateLoad(i64(), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g + 1));
+  const auto& operands = k.fusion->operands;
+  if (auto at = std::find(operands.begin(), operands.end(), idx); at != operands.end()) {
+    // for (m = 0; m < count; ++m) if (idx[m] outside [-D, D)) break;
+    llvm::Type* et = storageType(ctx_, idx->type.dtype);
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* head = llvm::BasicBlock::Create(ctx_, "gather.scan", hostFn_);
+    auto* body = llvm::BasicBlock::Create(ctx_, "gather.scan.body", hostFn_);
+    auto* found = llvm::BasicBlock::Create(ctx_, "gather.found", hostFn_);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode* m = b_.CreatePHI(i64(), 2, "m");
+    m->addIncoming(b_.getInt64(0), pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(m, count), body, found);
+    b_.SetInsertPoint(body);
+    llvm::Value* base = ins[static_cast<size_t>(at - operands.begin())];
+    llvm::Value* w = b_.CreateSExt(b_.CreateLoad(et, b_.CreateInBoundsGEP(et, base, m)), i64());
+    llvm::Value* wrapped = b_.CreateSelect(b_.CreateICmpSLT(w, b_.getInt64(0)), b_.CreateAdd(w, D), w);
+    m->addIncoming(b_.CreateAdd(m, b_.getInt64(1)), body);
+    b_.CreateCondBr(b_.CreateICmpUGE(wrapped, D), found, head);
+    b_.SetInsertPoint(found);
+    llvm::PHINode* v = b_.CreatePHI(i64(), 2, "gather.index");
+    v->addIncoming(value, head);  // not reached: the kernel saw one
+    v->addIncoming(w, body);
+    value = v;
+  }
+  std::string fmt = escape(where + ": gather index ") + "%lld" +
+                    escape(" is out of range for dim " + std::to_string(opAxis(op, x->type.rank())) + " of size ") +
+                    "%lld";
+  fail(b_.CreateCall(setError_, {ctxArg_, b_.getInt32(kInvalidArgument), str(fmt), value, D}));
+  b_.SetInsertPoint(good);
 }
 
 void HostEmitter::versionCascade(const KernelPlan& p, const std::string& symbol, const std::string& prefix,

@@ -167,7 +167,10 @@ struct KernelGuardInputs {
 /// parallel units (KernelInterface::units): flat elements for loop kernels,
 /// rows for stitch kernels, output elements for input kernels. Out-of-range
 /// bounds are clamped; an empty range reads no pointer. Disjoint ranges may
-/// run concurrently on different threads.
+/// run concurrently on different threads. A kernel whose fusion holds
+/// gathers also reads `inputs[K]` (K = the operand count): the cell its
+/// gathers report out-of-range indices into, or null (ElementGenerator.h,
+/// gatherChecks).
 using KernelFn = void (*)(void** inputs, void** outputs, const int64_t* sizes, int64_t begin, int64_t end);
 
 /// What a caller needs to call a lowered kernel.

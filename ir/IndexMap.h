@@ -13,6 +13,7 @@
 //   V add(V, V), sub(V, V), mul(V, V);
 //   V div(V, V), rem(V, V);        floor division / remainder of non-negative values
 //   V lt(V, V), eq(V, V);          signed comparisons
+//   V ult(V, V);                   unsigned x < y (0 <= x < y for y >= 0 in one comparison)
 //   V select(V cond, V a, V b);
 //   V dim(const Value* v, size_t d);   the run-time size of dim d of v's type
 //   V expr(const DimExpr& e);          the run-time value of a dim expression
@@ -176,8 +177,10 @@ std::vector<typename A::V> concatSource(A& a, const Operation& op, const std::ve
 
 /// Gather (numpy take along `axis`): the index into the indices operand,
 /// and the index into the data operand once the index value `w` is read.
-/// `w` is wrapped once if negative and clamped into [0, D) (the interpreter
-/// rejects out-of-range indices; generated code reads a defined element).
+/// `w` is wrapped once if negative; one still outside [0, D) reads element
+/// 0 of the dim, so the address stays in the buffer (the interpreter and
+/// compiled CPU code report such an index: ElementGenerator's gather check,
+/// whose comparison is this one; the GPU targets read element 0).
 template <class A>
 std::vector<typename A::V> gatherIndexSource(A&, const Operation& op, const std::vector<typename A::V>& oi) {
   size_t axis = opAxis(op, op.operands[0]->type.rank());
@@ -193,8 +196,7 @@ std::vector<typename A::V> gatherDataSource(A& a, const Operation& op, const std
   size_t ri = op.operands[1]->type.rank();
   typename A::V D = a.dim(x, axis);
   w = a.select(a.lt(w, a.c(0)), a.add(w, D), w);
-  w = a.select(a.lt(w, a.c(0)), a.c(0), w);
-  w = a.select(a.lt(w, D), w, a.sub(D, a.c(1)));
+  w = a.select(a.ult(w, D), w, a.c(0));
   std::vector<typename A::V> r(oi.begin(), oi.begin() + static_cast<std::ptrdiff_t>(axis));
   r.push_back(w);
   r.insert(r.end(), oi.begin() + static_cast<std::ptrdiff_t>(axis + ri), oi.end());
@@ -235,6 +237,7 @@ struct IntIndexArith {
   V div(V x, V y) { return y == 0 ? 0 : x / y; }
   V rem(V x, V y) { return y == 0 ? 0 : x % y; }
   V lt(V x, V y) { return x < y; }
+  V ult(V x, V y) { return static_cast<uint64_t>(x) < static_cast<uint64_t>(y); }
   V eq(V x, V y) { return x == y; }
   V select(V c, V x, V y) { return c ? x : y; }
   V dim(const Value* v, size_t d) { return shapes.at(v).at(d); }

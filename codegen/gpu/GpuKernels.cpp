@@ -22,6 +22,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 
+#include "codegen/ElementGenerator.h"
 #include "codegen/GenericKernel.h"
 #include "codegen/ElementOps.h"
 #include "codegen/HostCodegen.h"
@@ -313,10 +314,15 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
       size_t nIn = k.iface.inputs.size(), nOut = k.iface.outputs.size();
       llvm::Function* bodyFn = lk.fn;
       int w = g.unitWidth;
+      // A generic kernel's gathers would report into a cell after the
+      // inputs (ElementGenerator.h, gatherChecks): none on the GPU, where
+      // they clamp; the null folds the checks away once the body is inlined.
+      bool nullCell = k.kind == KernelKind::Generic && !gatherChecks(*k.fusion).empty();
       gridStrideEntry(m, g.entry, nIn + nOut, g.symbols.size(),
                       [&](llvm::IRBuilder<>& b, llvm::Function* fn, llvm::Value* u) {
                         std::vector<llvm::Value*> ins, outs, sizes;
                         for (size_t q = 0; q < nIn; ++q) ins.push_back(fn->getArg(q));
+                        if (nullCell) ins.push_back(llvm::ConstantPointerNull::get(b.getPtrTy()));
                         for (size_t q = 0; q < nOut; ++q) outs.push_back(fn->getArg(nIn + q));
                         for (size_t s = 0; s < g.symbols.size(); ++s) sizes.push_back(fn->getArg(nIn + nOut + s));
                         llvm::Value* begin = w > 1 ? b.CreateMul(u, b.getInt64(w)) : u;
