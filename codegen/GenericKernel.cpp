@@ -122,8 +122,11 @@ std::string plan(const Operation& f, GenericPlan& p, bool tiles, bool vectors) {
     collect(f.result(i)->type);
   }
   // The vector version blocks the rows of the first result (any length: a
-  // scalar tail). Its guard asks for rows of at least one block.
-  if (vectors && laneModeTakes(f) && f.result(0)->type.rank() >= 1)
+  // scalar tail). Its guard asks for rows of at least one block. Not for
+  // tiles: a transposed read has no stride-1 lanes, and a tile's rows are
+  // short (LLVM's own vectorisation of the tile loop is kept).
+  bool anyTiled = std::find(p.tiled.begin(), p.tiled.end(), true) != p.tiled.end();
+  if (vectors && !anyTiled && laneModeTakes(f) && f.result(0)->type.rank() >= 1)
     p.iface.guards.vectorExtent = f.result(0)->type.dims.back();
   p.iface.symbols.assign(symbols.begin(), symbols.end());
   p.iface.units = units;
