@@ -72,7 +72,7 @@ struct LaneArith {
   // lane 0's remainder r0: no lane crosses a multiple of y when
   // r0 + s*(W-1) < y; then the quotient is uniform and the remainder affine.
   // Stride 1 takes a cheaper test first: x0 and y multiples of W (the
-  // schedule starts blocks at multiples of W along the row).
+  // schedule starts blocks at multiples of W along the row), then the exact one.
   V divRem(const V& x, const V& y, bool rem) {
     auto scalar = [&](llvm::Value* p, llvm::Value* q) {
       q = g.nonZeroDivisor(q);
@@ -84,14 +84,22 @@ struct LaneArith {
     if (!checked.count({x.base, yv})) {
       checked[{x.base, yv}] = true;
       int64_t span = x.stride * (w() - 1);
-      llvm::Value* ok;
+      auto exact = [&] { return b.CreateICmpULT(b.CreateAdd(b.CreateURem(x.base, yv), b.getInt64(span)), yv); };
       if (x.stride == 1 && (w() & (w() - 1)) == 0) {
+        // The cheap test first; the remainder only where it fails (a row
+        // length not a multiple of W), so those blocks stay vectors too.
         llvm::Value* m = b.CreateAnd(b.CreateOr(x.base, yv), b.getInt64(w() - 1));
-        ok = b.CreateICmpEQ(m, b.getInt64(0));
+        llvm::Function* fn = b.GetInsertBlock()->getParent();
+        auto* slow = llvm::BasicBlock::Create(b.getContext(), "lanes.rem", fn);
+        auto* fine = llvm::BasicBlock::Create(b.getContext(), "lanes.nowrap", fn);
+        b.CreateCondBr(b.CreateICmpEQ(m, b.getInt64(0)), fine, slow);
+        b.SetInsertPoint(slow);
+        g.src_.laneCheck(exact());
+        b.CreateBr(fine);
+        b.SetInsertPoint(fine);
       } else {
-        ok = b.CreateICmpULT(b.CreateAdd(b.CreateURem(x.base, yv), b.getInt64(span)), yv);
+        g.src_.laneCheck(exact());
       }
-      g.src_.laneCheck(ok);
     }
     if (rem) return aff(b.CreateURem(x.base, yv), x.stride);
     return uni(b.CreateUDiv(x.base, yv));
