@@ -123,6 +123,9 @@ llvm::Value* ElementGenerator::linearIndex(const Value* v, const ElementIndex& i
 
 llvm::Value* ElementGenerator::inputBuffer(const Value* v) const { return in_.at(inputIndex_.at(v)); }
 
+llvm::Value* ElementGenerator::nonZeroDivisor(llvm::Value* y) { return arith_->nonZero(y); }
+llvm::Value* ElementGenerator::exprValue(const DimExpr& e) { return arith_->expr(e); }
+
 llvm::Value* ElementGenerator::entryAlloca(llvm::Type* t, const std::string& name) {
   llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
   return eb.CreateAlloca(t, nullptr, name);

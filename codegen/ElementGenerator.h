@@ -33,6 +33,7 @@
 // into the interpreter's error.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <utility>
@@ -51,6 +52,24 @@ struct LlvmArith;
 /// source reads every value aligned (ElementSource::aligned) may use a
 /// shorter index of its own (a loop row's position).
 using ElementIndex = std::vector<llvm::Value*>;
+
+/// One index component (or element value) over the W lanes of a vector
+/// block (ElementGenerator::genLanes): `each` holds one scalar per lane when
+/// the lanes differ in no known pattern ("general"); otherwise lane l is
+/// `base + stride * l` (an index component; stride 0: the same value in
+/// every lane, "uniform", the only form an element value takes besides
+/// general). Compile-time strides are what let a schedule read W
+/// consecutive elements as one vector and a value constant along the row as
+/// one scalar.
+struct Lanes {
+  llvm::Value* base = nullptr;
+  int64_t stride = 0;
+  std::vector<llvm::Value*> each;
+  bool general() const { return !each.empty(); }
+  bool uniform() const { return each.empty() && stride == 0; }
+};
+/// An index over a vector block's lanes: one Lanes per dim, outermost first.
+using LaneIndex = std::vector<Lanes>;
 
 /// The schedule's part of element access: how a kernel reads its inputs.
 class ElementSource {
@@ -95,6 +114,18 @@ class ElementSource {
     (void)op, (void)idx, (void)args;
     return nullptr;
   }
+
+  /// Lane mode (ElementGenerator::genLanes): kernel input `v` at the lanes of
+  /// `idx`, or an empty Lanes (the default): the generator reads each lane
+  /// with load(). A schedule reads W consecutive elements as one vector
+  /// where the flat index has stride 1.
+  virtual Lanes loadLanes(const Value* v, const LaneIndex& idx) { (void)v, (void)idx; return {}; }
+
+  /// Lane mode: the lanes being generated are valid only where `ok` holds
+  /// (a division whose lanes might cross a multiple of the divisor, a
+  /// concat whose lanes might straddle two operands). The schedule branches
+  /// to a scalar path when it does not; the default asks for no lane mode.
+  virtual void laneCheck(llvm::Value* ok) { (void)ok; }
 };
 
 /// The gathers of `fusion`'s body, in body order: the ones a kernel checks.
@@ -147,10 +178,33 @@ class ElementGenerator {
   llvm::Value* inputBuffer(const Value* v) const;
   llvm::Value* outputBuffer(size_t i) const { return out_.at(i); }
 
+  /// Lane mode, for vector versions: the element of `v` at the W lanes of
+  /// `idx` (W: setLanes), uniform where every lane is the same, else one
+  /// scalar per lane, each computed by the same rules as gen() (per lane,
+  /// which LLVM's SLP vectoriser widens; loads through
+  /// ElementSource::loadLanes). Index maps run on lanes with compile-time
+  /// strides, so an operand read along the row keeps stride 1. Takes every
+  /// op a generic kernel holds except reductions, argmax and matmul
+  /// (laneModeTakes). Memoised in the lane scope (pushScope/popScope).
+  Lanes genLanes(const Value* v, const LaneIndex& idx);
+  /// The lane width of genLanes (>= 2).
+  void setLanes(int w) { lanes_ = w; }
+  int lanes() const { return lanes_; }
+  /// The scalar of lane `l` of `x` (emitted here for a strided one).
+  llvm::Value* lane(const Lanes& x, int l);
+  /// The row-major flat index of the lanes `idx` in the dims of `v` (after prepareIndexing).
+  Lanes linearLanes(const Value* v, const LaneIndex& idx);
+
   /// A new innermost memo scope: values generated until popScope are
   /// forgotten then (they do not dominate what follows the scope's code).
-  void pushScope() { scopes_.emplace_back(); }
-  void popScope() { scopes_.pop_back(); }
+  void pushScope() {
+    scopes_.emplace_back();
+    laneScopes_.emplace_back();
+  }
+  void popScope() {
+    scopes_.pop_back();
+    laneScopes_.pop_back();
+  }
 
   /// for (x = lo; x < hi; x = body(x)), the body in its own memo scope;
   /// leaves the builder after the loop.
@@ -196,6 +250,11 @@ class ElementGenerator {
   llvm::Value* argmax(const Operation& op, const ElementIndex& oi);
   llvm::Value* entryAlloca(llvm::Type* t, const std::string& name);
   void checkGather(const Operation& op, llvm::Value* w);
+  Lanes computeLanes(const Value* v, const LaneIndex& oi);
+  // The scalar index arithmetic's safe divisor and dim expressions, for lane mode.
+  llvm::Value* nonZeroDivisor(llvm::Value* y);
+  llvm::Value* exprValue(const DimExpr& e);
+  Lanes concatLanes(const Operation& op, const LaneIndex& oi);
 
   const Operation& f_;
   llvm::IRBuilderBase& b_;
@@ -213,6 +272,16 @@ class ElementGenerator {
   std::map<const Operation*, std::pair<llvm::Value*, llvm::Value*>> checkSlots_;
   std::vector<const Operation*> gathers_;
   std::vector<std::map<Key, llvm::Value*>> scopes_{1};
+  // Lane mode: the memo keyed by (value, each component's base and stride,
+  // or its lanes), and the divisions already checked for wrapping.
+  using LaneKey = std::pair<const Value*, std::vector<std::pair<llvm::Value*, int64_t>>>;
+  std::vector<std::map<LaneKey, Lanes>> laneScopes_{1};
+  int lanes_ = 1;
+  friend struct LaneArith;
 };
+
+/// True when genLanes takes every op of `fusion`'s body (no reduction,
+/// argmax or matmul).
+bool laneModeTakes(const Operation& fusion);
 
 }  // namespace dscc::codegen

@@ -53,7 +53,7 @@ DimExpr unitsOf(const Type& t, bool tiled) {
   return n * DimExpr::ceilDiv(t.dims[r - 2], DimExpr(kTile)) * DimExpr::ceilDiv(t.dims[r - 1], DimExpr(kTile));
 }
 
-std::string plan(const Operation& f, GenericPlan& p, bool tiles) {
+std::string plan(const Operation& f, GenericPlan& p, bool tiles, bool vectors) {
   p.fusion = &f;
   if (f.kind != OpKind::Fusion) return err("op '" + std::string(f.name()) + "' is not a fusion");
   if (f.results.empty() || f.yields.size() != f.results.size()) return err("a kernel must yield its results");
@@ -121,6 +121,13 @@ std::string plan(const Operation& f, GenericPlan& p, bool tiles) {
     p.iface.outputs.push_back(f.result(i)->type);
     collect(f.result(i)->type);
   }
+  // The vector version blocks the rows of the first result (any length: a
+  // scalar tail). Its guard asks for rows of at least one block. Not for
+  // tiles: a transposed read has no stride-1 lanes, and a tile's rows are
+  // short (LLVM's own vectorisation of the tile loop is kept).
+  bool anyTiled = std::find(p.tiled.begin(), p.tiled.end(), true) != p.tiled.end();
+  if (vectors && !anyTiled && laneModeTakes(f) && f.result(0)->type.rank() >= 1)
+    p.iface.guards.vectorExtent = f.result(0)->type.dims.back();
   p.iface.symbols.assign(symbols.begin(), symbols.end());
   p.iface.units = units;
   p.iface.workPerUnit = work;
@@ -155,8 +162,10 @@ class GenericSchedule : public ElementSource {
  public:
   using Index = ElementIndex;
 
-  GenericSchedule(const GenericPlan& p, llvm::IRBuilderBase& b, bool index32)
-      : p_(p), b_(b), ctx_(b.getContext()), index32_(index32), gen_(*p.fusion, b, *this) {}
+  GenericSchedule(const GenericPlan& p, llvm::IRBuilderBase& b, const KernelVariant& v)
+      : p_(p), b_(b), ctx_(b.getContext()), index32_(v.index32), width_(v.vectorWidth), gen_(*p.fusion, b, *this) {
+    if (width_ > 1) gen_.setLanes(width_);
+  }
 
   void emit(llvm::BasicBlock* entry, llvm::Value* inputs, llvm::Value* outputs, llvm::Value* sizes,
             llvm::Value* begin, llvm::Value* end) {
@@ -191,6 +200,34 @@ class GenericSchedule : public ElementSource {
     // whose index does not depend on the inner loop (a gather's index, a
     // broadcast operand) is hoisted out of it, and the row vectorises.
     return loadElement(b_, v->type.dtype, b_.CreateInBoundsGEP(et, gen_.inputBuffer(v), off), 0, /*invariant=*/true);
+  }
+
+  // A vector block reads an input whose flat index has stride 1 along the
+  // lanes as one W-wide load, one constant along them as one element; other
+  // inputs lane by lane (the generator's default).
+  Lanes loadLanes(const Value* v, const LaneIndex& idx) override {
+    Lanes off = gen_.linearLanes(v, idx);
+    if (off.general() || (off.stride != 0 && off.stride != 1)) return {};
+    DType dt = v->type.dtype;
+    llvm::Type* et = storageType(ctx_, dt);
+    llvm::Value* at = b_.CreateInBoundsGEP(et, gen_.inputBuffer(v), off.base);
+    if (off.stride == 0) return Lanes{loadElement(b_, dt, at, 0, /*invariant=*/true), 0, {}};
+    auto* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(width_));
+    llvm::LoadInst* x = b_.CreateAlignedLoad(vt, at, llvm::Align(dtypeSize(dt)));
+    x->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx_, {}));
+    Lanes r;
+    for (int l = 0; l < width_; ++l) r.each.push_back(toRegister(b_, dt, b_.CreateExtractElement(x, l)));
+    return r;
+  }
+
+  // A block whose lanes fail `ok` is left to the scalar loop, which finishes
+  // the row from the block's first element.
+  void laneCheck(llvm::Value* ok) override {
+    if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(ok); c && c->isOne()) return;
+    auto* cont = llvm::BasicBlock::Create(ctx_, "lanes.ok", b_.GetInsertBlock()->getParent());
+    b_.CreateCondBr(ok, cont, rest_);
+    restFrom_->addIncoming(blockStart_, b_.GetInsertBlock());
+    b_.SetInsertPoint(cont);
   }
 
  private:
@@ -245,11 +282,7 @@ class GenericSchedule : public ElementSource {
       llvm::Value* n = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateSub(L, i0), b_.CreateSub(hi, flat));
       llvm::Value* rowStart = b_.CreateSub(flat, i0);
       Index outer = prefixIndex(res, r - 1, udiv(flat, L));
-      gen_.forRange(i0, b_.CreateAdd(i0, n), name + ".j", [&](llvm::Value* j) {
-        Index idx = outer;
-        idx.push_back(j);
-        storeAt(i, idx, b_.CreateAdd(rowStart, j));
-      });
+      emitSegment(i, outer, rowStart, i0, b_.CreateAdd(i0, n), name);
       return b_.CreateAdd(flat, n);
     });
   }
@@ -277,30 +310,90 @@ class GenericSchedule : public ElementSource {
       for (size_t d = 0; d + 2 < r; ++d) base = b_.CreateAdd(b_.CreateMul(base, gen_.dim(res, d)), outer[d]);
       gen_.forRange(i0, i1, name + ".i", [&](llvm::Value* ii) {
         llvm::Value* rowStart = b_.CreateMul(b_.CreateAdd(b_.CreateMul(base, R), ii), C);
-        gen_.forRange(j0, j1, name + ".j", [&](llvm::Value* jj) {
-          Index idx = outer;
-          idx.push_back(ii);
-          idx.push_back(jj);
-          storeAt(i, idx, b_.CreateAdd(rowStart, jj));
-        });
+        Index rowIdx = outer;
+        rowIdx.push_back(ii);
+        emitSegment(i, rowIdx, rowStart, j0, j1, name);
       });
     });
   }
 
-  // for (x = lo; x < hi; x = body(x)), with its own memo scope.
+  // Elements [jlo, jhi) of the row of result i at `outer` (its index but the
+  // last dim), whose flat index is rowStart + j. The vector version: scalar
+  // elements up to a multiple of W, then blocks of W lanes from the
+  // generator's lane mode (a W-wide store each), then a scalar tail, which
+  // also finishes the row from a block whose lanes fail a check
+  // (ElementSource::laneCheck).
+  void emitSegment(size_t i, const Index& outer, llvm::Value* rowStart, llvm::Value* jlo, llvm::Value* jhi,
+                   const std::string& name) {
+    auto scalar = [&](llvm::Value* from, llvm::Value* to, const std::string& what) {
+      gen_.forRange(from, to, name + what, [&](llvm::Value* j) {
+        Index idx = outer;
+        idx.push_back(j);
+        storeAt(i, idx, b_.CreateAdd(rowStart, j));
+      });
+    };
+    if (width_ <= 1) return scalar(jlo, jhi, ".j");
+    llvm::Value* W = b_.getInt64(width_);
+    llvm::Value* up = b_.CreateAnd(b_.CreateAdd(jlo, b_.getInt64(width_ - 1)), b_.getInt64(~int64_t(width_ - 1)));
+    if ((width_ & (width_ - 1)) != 0) up = b_.CreateMul(udiv(b_.CreateAdd(jlo, b_.getInt64(width_ - 1)), W), W);
+    llvm::Value* aligned = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, up, jhi);
+    scalar(jlo, aligned, ".pre");
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* head = llvm::BasicBlock::Create(ctx_, name + ".v", fn);
+    auto* body = llvm::BasicBlock::Create(ctx_, name + ".v.body", fn);
+    auto* rest = llvm::BasicBlock::Create(ctx_, name + ".tail.from", fn);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode* j = b_.CreatePHI(b_.getInt64Ty(), 2, name + ".v.j");
+    j->addIncoming(aligned, pre);
+    b_.CreateCondBr(b_.CreateICmpSLE(b_.CreateAdd(j, W), jhi), body, rest);
+    b_.SetInsertPoint(rest);
+    llvm::PHINode* from = b_.CreatePHI(b_.getInt64Ty(), 2, name + ".tail.j");
+    from->addIncoming(j, head);
+    b_.SetInsertPoint(body);
+    rest_ = rest, restFrom_ = from, blockStart_ = j;
+    gen_.pushScope();
+    LaneIndex idx;
+    for (llvm::Value* x : outer) idx.push_back(Lanes{x, 0, {}});
+    idx.push_back(Lanes{j, 1, {}});
+    Lanes y = gen_.genLanes(p_.fusion->yields[i], idx);
+    DType dt = p_.fusion->result(i)->type.dtype;
+    llvm::Type* et = storageType(ctx_, dt);
+    llvm::Value* vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(et, static_cast<unsigned>(width_)));
+    if (y.uniform()) {
+      vec = b_.CreateVectorSplat(static_cast<unsigned>(width_), toStorage(b_, dt, y.base));
+    } else {
+      for (int l = 0; l < width_; ++l) vec = b_.CreateInsertElement(vec, toStorage(b_, dt, gen_.lane(y, l)), l);
+    }
+    b_.CreateAlignedStore(vec, b_.CreateInBoundsGEP(et, gen_.outputBuffer(i), b_.CreateAdd(rowStart, j)),
+                          llvm::Align(dtypeSize(dt)));
+    gen_.popScope();
+    rest_ = nullptr, restFrom_ = nullptr, blockStart_ = nullptr;
+    j->addIncoming(b_.CreateAdd(j, W, "", true, true), b_.GetInsertBlock());
+    b_.CreateBr(head);
+    b_.SetInsertPoint(rest);
+    scalar(from, jhi, ".tail");
+  }
 
   const GenericPlan& p_;
   llvm::IRBuilderBase& b_;
   llvm::LLVMContext& ctx_;
   bool index32_ = false;
+  int width_ = 1;  // > 1: the vector version's lanes
+  // While a vector block is generated: where a failed lane check goes, and
+  // the block's first element, from which the scalar loop goes on.
+  llvm::BasicBlock* rest_ = nullptr;
+  llvm::PHINode* restFrom_ = nullptr;
+  llvm::Value* blockStart_ = nullptr;
   ElementGenerator gen_;
 };
 
 }  // namespace
 
-std::string describeGenericKernel(const Operation& fusion, KernelInterface& out, bool tiles) {
+std::string describeGenericKernel(const Operation& fusion, KernelInterface& out, bool tiles, bool vectors) {
   GenericPlan p;
-  std::string e = plan(fusion, p, tiles);
+  std::string e = plan(fusion, p, tiles, vectors);
   if (e.empty()) out = p.iface;
   return e;
 }
@@ -309,12 +402,14 @@ LoweredKernel lowerGenericKernel(const Operation& fusion, CodeModule& m, const s
                                  const KernelVariant& v, bool tiles) {
   LoweredKernel res;
   GenericPlan p;
-  res.error = plan(fusion, p, tiles);
+  res.error = plan(fusion, p, tiles, v.vectorWidth > 1);
+  if (res.error.empty() && v.vectorWidth > 1 && p.iface.guards.vectorExtent == DimExpr(0))
+    res.error = "codegen: no vector version of a generic kernel that holds a reduction, argmax or matmul";
   if (!res.error.empty()) return res;
   llvm::Function* fn = createKernelFunction(m, name, &res.error);
   if (!fn) return res;
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(m.context(), "entry", fn));
-  GenericSchedule(p, b, v.index32).emit(&fn->getEntryBlock(), fn->getArg(0), fn->getArg(1), fn->getArg(2), fn->getArg(3),
+  GenericSchedule(p, b, v).emit(&fn->getEntryBlock(), fn->getArg(0), fn->getArg(1), fn->getArg(2), fn->getArg(3),
                        fn->getArg(4));
   b.CreateRetVoid();
   res.fn = fn;

@@ -9,7 +9,9 @@
 // input element by linearising its full index. The kernel has two versions:
 // "generic" and, when every flat count may fit in int32, "i32" (the row and
 // tile splits of the flat index divide in 32 bits; the ops' maps stay
-// 64-bit). It is the path for what the specialised kernels (loop, stitch,
+// 64-bit); on the CPU each also in a vector version ("v16", "v16.i32"),
+// whose rows go in blocks of W lanes through the generator's lane mode
+// (ElementLanes.cpp), with a scalar tail. It is the path for what the specialised kernels (loop, stitch,
 // input) do not cover, and the worst case is "not fused", never "not
 // compiled".
 #pragma once
@@ -29,7 +31,13 @@ class CodeModule;
 /// constants inside the body). `tiles`: a kernel whose transpose moves the
 /// last axis walks its results in tiles (the CPU's caches); false gives one
 /// element per unit (the GPU: a thread per element, neighbours coalesced).
-std::string describeGenericKernel(const Operation& fusion, KernelInterface& out, bool tiles = true);
+/// `vectors`: the kernel may have a vector version (KernelVariant::vectorWidth
+/// > 1: its rows in blocks of that many lanes from the generator's lane mode,
+/// a scalar tail), whose guard asks for the first result's rows to be at
+/// least one block long (KernelGuardInputs::vectorExtent); not when the body
+/// holds what lane mode does not take (reductions, argmax, matmul).
+std::string describeGenericKernel(const Operation& fusion, KernelInterface& out, bool tiles = true,
+                                  bool vectors = false);
 
 /// Lowers `fusion` as a generic kernel to function `name` (KernelFn) in `m`;
 /// `tiles` as for describeGenericKernel (they must agree).

@@ -130,6 +130,7 @@ std::string HostEmitter::emitConstant(const Operation& op) {
 llvm::Value* HostEmitter::guardHolds(const GuardPlan& g) {
   switch (g.kind) {
     case GuardKind::Vector:
+      if (g.atLeast) return b_.CreateICmpSGE(dim(g.extent), b_.getInt64(g.width));
       return b_.CreateICmpEQ(b_.CreateURem(dim(g.extent), b_.getInt64(g.width)), b_.getInt64(0));
     case GuardKind::Index32: {
       llvm::Value* ok = b_.getTrue();

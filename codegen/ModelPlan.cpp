@@ -41,7 +41,7 @@ std::optional<bool> GuardPlan::holdsAt(const DimBindings& env, std::string* err)
     case GuardKind::Vector: {
       auto v = eval(extent);
       if (!v) return std::nullopt;
-      return *v % width == 0;
+      return atLeast ? *v >= width : *v % width == 0;
     }
     case GuardKind::Index32:
       for (const DimExpr& c : counts) {
@@ -112,11 +112,12 @@ Tri allOf(const std::vector<Tri>& ts) {
 }
 
 // The guards of `iface` that can ever hold, each proved or left to run time.
-// `loop`: the kernel's kind takesLoopVectorWidth; `stream`: it may take a
+// `loop`: the kernel's vector width is the loop kernels'; `atLeast`: its
+// vector version has a scalar tail (generic kernels); `stream`: it may take a
 // streaming version (CPU loop and stitch kernels); `peeled`: one that peels
 // its rows itself (CPU stitch kernels of rowVectorValues).
 std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& solver, const PlanOptions& opts,
-                                    bool loop, bool stream, bool peeled) {
+                                    bool loop, bool atLeast, bool stream, bool peeled) {
   std::vector<GuardPlan> out;
   const KernelGuardInputs& in = iface.guards;
   auto add = [&](GuardPlan g, Tri t) {
@@ -141,8 +142,12 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
     g.kind = GuardKind::Vector;
     g.extent = in.vectorExtent;
     g.width = width;
-    g.text = in.vectorExtent.str() + " % " + std::to_string(width) + " == 0";
-    Tri t = solver.divisible(in.vectorExtent, DimExpr(width)).tri;
+    g.atLeast = atLeast;
+    g.text = atLeast ? in.vectorExtent.str() + " >= " + std::to_string(width) + " (blocks of " +
+                           std::to_string(width) + ", a scalar tail)"
+                     : in.vectorExtent.str() + " % " + std::to_string(width) + " == 0";
+    Tri t = atLeast ? solver.lessEqual(DimExpr(width), in.vectorExtent).tri
+                    : solver.divisible(in.vectorExtent, DimExpr(width)).tri;
     if (opts.alignedVectors) {
       // Pointer alignment is a fact of the call, never of the program.
       g.aligned = true;
@@ -414,7 +419,7 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
     } else if (k.kind == KernelKind::Input) {
       why = describeInputKernel(*op, k.iface);
     } else if (k.kind == KernelKind::Generic) {
-      why = describeGenericKernel(*op, k.iface, /*tiles=*/!opts.gpu);
+      why = describeGenericKernel(*op, k.iface, /*tiles=*/!opts.gpu, /*vectors=*/!opts.gpu && opts.genericVector);
     } else if (isWindowKernel(*op)) {
       k.window = std::make_shared<WindowPlan>();
       why = planWindowKernel(*op, opts.gpu, *k.window);
@@ -446,7 +451,8 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
       return "kernel %" + resName + " (" + kindText(*op) + "): " + why;
     }
     if (k.hasKernel)
-      k.guards = decideGuards(k.iface, solver, opts, takesLoopVectorWidth(k.kind),
+      k.guards = decideGuards(k.iface, solver, opts, takesLoopVectorWidth(k.kind) || k.kind == KernelKind::Generic,
+                              k.kind == KernelKind::Generic,
                               (k.kind == KernelKind::Loop || k.kind == KernelKind::Stitch) && streamingPays(*op),
                               k.kind == KernelKind::Stitch && peelsRows(*op));
     k.versions = k.hasKernel ? versionsOf(k.guards) : std::vector<KernelVariant>{};

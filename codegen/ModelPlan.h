@@ -42,6 +42,9 @@ struct GuardPlan {
   std::vector<std::pair<DimExpr, DimExpr>> pairs;          ///< BroadcastFree
   int width = 8;                                           ///< Vector
   bool aligned = false;  ///< Vector: also every buffer aligned to width elements (tested by the host only)
+  /// Vector, generic kernels: the version has a scalar tail, so the guard is
+  /// `extent >= width` (rows of at least one block), not divisibility.
+  bool atLeast = false;
   /// Schedule: the GPU schedule this guard selects, used when `lo <= extent < hi`
   /// (extent: the row length). Schedule guards of one kernel exclude each other.
   GpuSchedule schedule = GpuSchedule::Thread;
@@ -157,6 +160,12 @@ struct PlanOptions {
   int vectorBytes = 0;
   /// Generate index32 and broadcast-free versions.
   bool index32 = true, broadcastFree = true;
+  /// CPU generic kernels get a vector version (rows in blocks of the loop
+  /// kernels' width through the generator's lane mode, a scalar tail):
+  /// `dscc compile --generic-vector`. Off by default: it measured no steady
+  /// gain over LLVM's own widening of the rows and was 2-6% slower on some
+  /// (bench/results/2026-12-06-generic-vector.md).
+  bool genericVector = false;
   /// > 0: CPU loop and stitch kernels whose outputs can reach this many
   /// bytes per call get a streaming version (KernelVariant::stream), run when
   /// they do; kStreamAtRunTime (the frontend's default): when they exceed the
