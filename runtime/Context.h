@@ -12,6 +12,7 @@
 #include "runtime/PackedGemm.h"
 #include "runtime/Profile.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/WeightCache.h"
 #include "runtime/dscc_runtime.h"
 
 /// The opaque context of the C ABI: a thread pool, an identity and a profile.
@@ -36,6 +37,8 @@ struct dscc_context {
   dscc::runtime::Profile profile;
   /// Packed copies of constant GEMM operands (dscc_sgemm_const_b).
   dscc::runtime::PackedCache packed;
+  /// Constant conv weights reordered into oneDNN's layouts (dscc_conv_f32_info with a w_key).
+  dscc::runtime::WeightCache convWeights;
 };
 
 namespace dscc::runtime {

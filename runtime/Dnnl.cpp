@@ -16,6 +16,7 @@
 #endif
 
 #include "runtime/Context.h"
+#include "runtime/Dnnl.h"
 #include "runtime/dscc_runtime.h"
 
 namespace dscc::runtime {
@@ -249,15 +250,17 @@ dnnl::memory reorderInto(const dnnl::reorder& r, const dnnl::memory::desc& fromD
 
 /// Runs a weighted primitive on one slice: dense `x`, `w`, `bias`, `y` of the caller, reordered into and out
 /// of the primitive's own layouts where it has them.
-void executeWeighted(const Prim& p, const float* x, const float* w, const float* bias, float* y) {
+void executeWeighted(const Prim& p, const float* x, const float* w, const float* bias, float* y,
+                     const void* wReady = nullptr) {
   using dnnl::memory;
   omp_set_num_threads(1);
   Scratch& sc = scratch();
   std::unordered_map<int, memory> args;
   args.emplace(DNNL_ARG_SRC, p.srcIn ? reorderInto(*p.srcIn, p.srcPlain, x, p.src, sc.src)
                                      : memory(p.src, cpu(), const_cast<float*>(x)));
-  args.emplace(DNNL_ARG_WEIGHTS, p.wIn ? reorderInto(*p.wIn, p.wPlain, w, p.weights, sc.weights)
-                                       : memory(p.weights, cpu(), const_cast<float*>(w)));
+  args.emplace(DNNL_ARG_WEIGHTS, wReady  ? memory(p.weights, cpu(), const_cast<void*>(wReady))
+                                 : p.wIn ? reorderInto(*p.wIn, p.wPlain, w, p.weights, sc.weights)
+                                         : memory(p.weights, cpu(), const_cast<float*>(w)));
   if (bias) args.emplace(DNNL_ARG_BIAS, memory(p.bias, cpu(), const_cast<float*>(bias)));
   memory dst = p.dstOut ? memory(p.dst, cpu(), sc.dst.get(p.dst.get_size())) : memory(p.dst, cpu(), y);
   args.emplace(DNNL_ARG_DST, dst);
@@ -278,10 +281,10 @@ void executeWeighted(const Prim& p, const float* x, const float* w, const float*
 using dscc::runtime::Axis;
 using dscc::runtime::fail;
 
-extern "C" dscc_status dscc_conv_f32(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims, const float* x,
-                                     const int64_t* w_dims, const float* w, const float* bias, const int64_t* y_dims,
-                                     float* y, int64_t group, const int64_t* strides, const int64_t* dilations,
-                                     const int64_t* pads_begin, const int64_t* pads_end) {
+dscc_status dscc::runtime::convF32(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims, const float* x,
+                                   const int64_t* w_dims, const float* w, const float* bias, const int64_t* y_dims,
+                                   float* y, int64_t group, const int64_t* strides, const int64_t* dilations,
+                                   const int64_t* pads_begin, const int64_t* pads_end, uint64_t w_key) {
   const char* fn = "dscc_conv_f32";
   if (!ctx) return fail(nullptr, DSCC_INVALID_ARGUMENT, std::string(fn) + ": ctx is NULL");
   if (n_spatial < 1 || n_spatial > 3 || !x_dims || !w_dims || !y_dims || !strides || !dilations || !pads_begin ||
@@ -309,7 +312,7 @@ extern "C" dscc_status dscc_conv_f32(dscc_context* ctx, int32_t n_spatial, const
     return DSCC_OK;
   }
 #ifndef DSCC_HAVE_DNNL
-  (void)x, (void)w, (void)bias, (void)y;
+  (void)x, (void)w, (void)bias, (void)y, (void)w_key;
   return fail(ctx, DSCC_UNAVAILABLE, std::string(fn) + ": this runtime was built without oneDNN");
 #else
   return dscc::runtime::guarded(ctx, fn, [&]() -> dscc_status {
@@ -360,13 +363,39 @@ extern "C" dscc_status dscc_conv_f32(dscc_context* ctx, int32_t n_spatial, const
         const int64_t n0 = sp.batch ? t * sp.per : 0, u0 = sp.batch ? 0 : t * sp.per;
         const int64_t c0 = G > 1 ? u0 * Cg : 0, m0 = G > 1 ? u0 * Mg : u0;
         const int64_t wPer = w_dims[1] * kvol;  // weight elements per output channel
-        executeWeighted(p, x + n0 * xStr[0] + c0 * xStr[1], w + m0 * wPer, bias ? bias + m0 : nullptr,
-                        y + n0 * yStr[0] + m0 * yStr[1]);
+        const float* ws = w + m0 * wPer;
+        // A constant weight (w_key) is reordered once per context and slice shape; the copy is kept.
+        const void* ready = nullptr;
+        if (w_key && p.wIn) {
+          Dims key = {int64_t(w_key), int64_t(reinterpret_cast<uintptr_t>(ws))};
+          // The layout is part of the key: the primitive for other sizes may want the weight in another one.
+          // The whole (plain-data) descriptor is, its padding bytes zeroed by oneDNN's initialisation.
+          int64_t words[sizeof(dnnl_memory_desc_t) / sizeof(int64_t)];
+          std::memcpy(words, &p.weights.data, sizeof(words));
+          key.insert(key.end(), std::begin(words), std::end(words));
+          ready = ctx->convWeights.get(key, p.weights.get_size(), [&](void* buf) {
+            omp_set_num_threads(1);
+            dnnl::memory in(p.wPlain, cpu(), const_cast<float*>(ws)), out(p.weights, cpu(), buf);
+            dnnl::stream s(cpu());
+            p.wIn->execute(s, in, out);
+            s.wait();
+          });
+        }
+        executeWeighted(p, x + n0 * xStr[0] + c0 * xStr[1], ws, bias ? bias + m0 : nullptr,
+                        y + n0 * yStr[0] + m0 * yStr[1], ready);
       }
     });
     return DSCC_OK;
   });
 #endif
+}
+
+extern "C" dscc_status dscc_conv_f32(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims, const float* x,
+                                     const int64_t* w_dims, const float* w, const float* bias, const int64_t* y_dims,
+                                     float* y, int64_t group, const int64_t* strides, const int64_t* dilations,
+                                     const int64_t* pads_begin, const int64_t* pads_end) {
+  return dscc::runtime::convF32(ctx, n_spatial, x_dims, x, w_dims, w, bias, y_dims, y, group, strides, dilations,
+                                pads_begin, pads_end, 0);
 }
 
 extern "C" dscc_status dscc_conv_transpose_f32(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims,

@@ -5,6 +5,7 @@
 
 #include "runtime/CacheSize.h"
 #include "runtime/Context.h"
+#include "runtime/Dnnl.h"
 #include "runtime/Profile.h"
 #include "runtime/dscc_generated.h"
 
@@ -184,13 +185,13 @@ extern "C" dscc_status dscc_conv_f32_info(dscc_context* ctx, int32_t n_spatial, 
                                           const int64_t* w_dims, const float* w, const float* bias,
                                           const int64_t* y_dims, float* y, int64_t group, const int64_t* strides,
                                           const int64_t* dilations, const int64_t* pads_begin, const int64_t* pads_end,
-                                          const dscc_kernel_info* info) {
+                                          uint64_t w_key, const dscc_kernel_info* info) {
   if (!ctx || !ctx->profiling.load(std::memory_order_relaxed)) [[likely]]
-    return dscc_conv_f32(ctx, n_spatial, x_dims, x, w_dims, w, bias, y_dims, y, group, strides, dilations, pads_begin,
-                         pads_end);
+    return dscc::runtime::convF32(ctx, n_spatial, x_dims, x, w_dims, w, bias, y_dims, y, group, strides, dilations,
+                                  pads_begin, pads_end, w_key);
   int64_t start = dscc::runtime::nowNs();
-  dscc_status st = dscc_conv_f32(ctx, n_spatial, x_dims, x, w_dims, w, bias, y_dims, y, group, strides, dilations,
-                                 pads_begin, pads_end);
+  dscc_status st = dscc::runtime::convF32(ctx, n_spatial, x_dims, x, w_dims, w, bias, y_dims, y, group, strides,
+                                          dilations, pads_begin, pads_end, w_key);
   // Each output sums C/group * kernel products.
   const int32_t r = n_spatial + 2;
   recordWindow(ctx, info, start, n_spatial, x_dims, y_dims, 2 * product(w_dims, 1, r), product(w_dims, 0, r));

@@ -48,11 +48,14 @@ dscc_status dscc_sgemm_const_b_info(dscc_context* ctx, int transA, int transB, i
                                     const float* A, int64_t lda, const float* B, int64_t ldb, uint64_t b_key,
                                     float* C, int64_t ldc, const dscc_kernel_info* info);
 
-/// dscc_conv_f32, recorded as `info` when profiling is on (flops 2 per multiply-add, bytes of x, w and y).
+/// dscc_conv_f32, recorded as `info` when profiling is on (flops 2 per multiply-add, bytes of x, w and y). A
+/// nonzero `w_key` says w is a constant of the model (a hash of its bytes, as dscc_sgemm_const_b's b_key): the
+/// context keeps it reordered into the primitive's layout after the first call (runtime/WeightCache.h).
 dscc_status dscc_conv_f32_info(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims, const float* x,
                                const int64_t* w_dims, const float* w, const float* bias, const int64_t* y_dims,
                                float* y, int64_t group, const int64_t* strides, const int64_t* dilations,
-                               const int64_t* pads_begin, const int64_t* pads_end, const dscc_kernel_info* info);
+                               const int64_t* pads_begin, const int64_t* pads_end, uint64_t w_key,
+                               const dscc_kernel_info* info);
 
 /// dscc_conv_transpose_f32, recorded as `info` when profiling is on (flops 2 per multiply-add, bytes of x, w and y).
 dscc_status dscc_conv_transpose_f32_info(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims, const float* x,

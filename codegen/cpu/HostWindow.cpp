@@ -31,12 +31,22 @@ std::string HostEmitter::emitWindowKernel(const Operation& op, const KernelPlan&
     // the runtime names the output's dims d0..). conv_transpose takes the same arguments (its pads are the
     // ones cut from its full result, WindowPlan.h).
     const bool tr = w.op->kind == OpKind::ConvTranspose;
-    llvm::FunctionCallee conv = declare(tr ? "dscc_conv_transpose_f32_info" : "dscc_conv_f32_info", i32(),
-                                        {p, i32(), p, p, p, p, p, p, p, i64(), p, p, p, p, p});
+    std::vector<llvm::Type*> params = {p, i32(), p, p, p, p, p, p, p, i64(), p, p, p, p};
     llvm::Value* bias = w.bias ? address(op.operands.at(*w.bias)) : llvm::ConstantPointerNull::get(b_.getPtrTy());
-    checked(conv, {ctxArg_, b_.getInt32(n), arr(w.xDims, "conv.x_dims"), x, arr(w.wDims, "conv.w_dims"),
-                   address(op.operands.at(w.w)), bias, arr(w.yDims, "conv.y_dims"), y, b_.getInt64(w.attrs.group),
-                   strides, dilations, pb, pe, kernelInfo(k, k.symbol + (tr ? ".conv_transpose" : ".conv"), tr ? "conv_transpose" : "conv", false)});
+    std::vector<llvm::Value*> args = {ctxArg_, b_.getInt32(n), arr(w.xDims, "conv.x_dims"), x,
+                                      arr(w.wDims, "conv.w_dims"), address(op.operands.at(w.w)), bias,
+                                      arr(w.yDims, "conv.y_dims"), y, b_.getInt64(w.attrs.group), strides, dilations,
+                                      pb, pe};
+    if (!tr) {
+      // A weight that is a host constant (a model's) is passed with its content key, so the runtime keeps it
+      // reordered into oneDNN's layout instead of reordering it per call (dscc_generated.h).
+      auto key = constKey_.find(op.operands.at(w.w));
+      params.push_back(i64());
+      args.push_back(b_.getInt64(key == constKey_.end() ? 0 : key->second));
+    }
+    params.push_back(p);
+    args.push_back(kernelInfo(k, k.symbol + (tr ? ".conv_transpose" : ".conv"), tr ? "conv_transpose" : "conv", false));
+    checked(declare(tr ? "dscc_conv_transpose_f32_info" : "dscc_conv_f32_info", i32(), params), args);
     return "";
   }
   llvm::FunctionCallee pool =

@@ -12,8 +12,10 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
+#include "runtime/dscc_generated.h"
 #include "runtime/dscc_runtime.h"
 
 namespace {
@@ -47,19 +49,24 @@ std::vector<float> randomData(size_t n, unsigned seed) {
   return v;
 }
 
-/// Runs dscc_conv_f32 on random data and compares with a naive loop.
-void checkConv(dscc_context* ctx, const Win& c, bool bias, unsigned seed) {
+/// Runs dscc_conv_f32 on random data and compares with a naive loop. With `wIn`, the weight is that buffer and
+/// the call is dscc_conv_f32_info with `key` (the generated code's call, whose constant weight the context keeps
+/// reordered).
+void checkConv(dscc_context* ctx, const Win& c, bool bias, unsigned seed, const std::vector<float>* wIn = nullptr,
+               uint64_t key = 0) {
   const int64_t OH = c.OH(), OW = c.OW(), Cg = c.C / c.group, Mg = c.M / c.group;
   std::vector<float> x = randomData(size_t(c.N * c.C * c.H * c.W), seed);
-  std::vector<float> w = randomData(size_t(c.M * Cg * c.kh * c.kw), seed + 1);
+  const std::vector<float> w = wIn ? *wIn : randomData(size_t(c.M * Cg * c.kh * c.kw), seed + 1);
+  const float* wp = wIn ? wIn->data() : w.data();
   std::vector<float> b = randomData(size_t(c.M), seed + 2);
   std::vector<float> y(size_t(c.N * c.M * OH * OW), std::numeric_limits<float>::quiet_NaN());
   int64_t xd[] = {c.N, c.C, c.H, c.W}, wd[] = {c.M, Cg, c.kh, c.kw}, yd[] = {c.N, c.M, OH, OW};
   int64_t st[] = {c.sh, c.sw}, dl[] = {c.dh, c.dw}, pb[] = {c.pt, c.pl}, pe[] = {c.pb, c.pr};
-  ASSERT_EQ(dscc_conv_f32(ctx, 2, xd, x.data(), wd, w.data(), bias ? b.data() : nullptr, yd, y.data(), c.group, st, dl,
-                          pb, pe),
-            DSCC_OK)
-      << dscc_status_message(ctx);
+  const dscc_status st0 =
+      wIn ? dscc_conv_f32_info(ctx, 2, xd, x.data(), wd, wp, bias ? b.data() : nullptr, yd, y.data(), c.group, st, dl,
+                               pb, pe, key, nullptr)
+          : dscc_conv_f32(ctx, 2, xd, x.data(), wd, wp, bias ? b.data() : nullptr, yd, y.data(), c.group, st, dl, pb, pe);
+  ASSERT_EQ(st0, DSCC_OK) << dscc_status_message(ctx);
   for (int64_t n = 0; n < c.N; ++n)
     for (int64_t m = 0; m < c.M; ++m)
       for (int64_t oh = 0; oh < OH; ++oh)
@@ -171,6 +178,38 @@ TEST(RuntimeDnnl, ConvShapes) {
     Win one = a;  // the smallest input the window takes
     one.H = 3, one.W = 3;
     checkConv(ctx.get(), one, true, 5);
+  }
+}
+
+// A constant weight (a nonzero key) used at many sizes and batch counts in one context: oneDNN's primitive for
+// another size may want the weight in another blocked layout, and for one image the weight is sliced by output
+// channels, so every (layout, slice) needs its own kept copy. Keying the copies by the weight's dims alone gave
+// wrong results for ResNet-50 at 193x257 after 224x224 (bench_vision.py).
+TEST(RuntimeDnnl, ConstantWeightAcrossSizes) {
+  for (int threads : {1, 2, 3}) {
+    ContextPtr ctx(dscc_context_create(threads));
+    if (!haveDnnl(ctx.get())) GTEST_SKIP() << "runtime built without oneDNN";
+    for (int64_t group : {int64_t(1), int64_t(64)}) {
+      Win c;
+      c.C = c.M = 64, c.group = group, c.kh = c.kw = 3, c.pt = c.pb = c.pl = c.pr = 1;
+      const std::vector<float> w = randomData(size_t(c.M * (c.C / group) * 9), 77);
+      unsigned seed = 100;
+      for (auto [n, h, wd] : {std::tuple{1, 7, 7}, {4, 7, 7}, {1, 56, 56}, {1, 49, 65}, {3, 56, 56}, {1, 7, 7},
+                              {2, 13, 29}, {1, 97, 129}}) {
+        c.N = n, c.H = h, c.W = wd;
+        checkConv(ctx.get(), c, true, seed++, &w, 0x1234);
+      }
+    }
+    // ResNet-50's 256-channel 3x3 conv: for one image on two threads, oneDNN 2.6 (brgconv) blocks the 128-channel
+    // slice's weight by 32 output channels at 14x14 and by 64 at 13x17 (ONEDNN_VERBOSE).
+    Win r;
+    r.C = r.M = 256, r.kh = r.kw = 3, r.pt = r.pb = r.pl = r.pr = 1;
+    const std::vector<float> w = randomData(size_t(r.M * r.C * 9), 78);
+    unsigned seed = 200;
+    for (auto [h, wd] : {std::pair{14, 14}, {13, 17}, {14, 14}}) {
+      r.H = h, r.W = wd;
+      checkConv(ctx.get(), r, true, seed++, &w, 0x5678);
+    }
   }
 }
 

@@ -1,0 +1,20 @@
+// The runtime-internal form of dscc_conv_f32, with the constant-weight key the generated code passes.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/dscc_runtime.h"
+
+namespace dscc::runtime {
+
+/// dscc_conv_f32 with `w_key`: 0, or a key the compiler derived from the
+/// bytes of a constant weight (a model's), which lets the context keep the
+/// weight reordered into the primitive's layout (Context::convWeights)
+/// instead of reordering it on every call. The caller must not change the
+/// data behind a (w, w_key) pair while the context holds it.
+dscc_status convF32(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims, const float* x,
+                    const int64_t* w_dims, const float* w, const float* bias, const int64_t* y_dims, float* y,
+                    int64_t group, const int64_t* strides, const int64_t* dilations, const int64_t* pads_begin,
+                    const int64_t* pads_end, uint64_t w_key);
+
+}  // namespace dscc::runtime
