@@ -42,6 +42,12 @@ std::string planWindowKernel(const Operation& fusion, bool gpu, WindowPlan& out)
   out.x = idx[0];
   out.xDims = op->operands[0]->type.dims;
   out.yDims = op->result()->type.dims;
+  if (out.attrs.channelsLast) {
+    // The runtime takes dims in channels-first order and the layout as a flag (dscc_generated.h).
+    if (op->kind == OpKind::ConvTranspose) return "codegen: conv_transpose has no channels_last form";
+    out.xDims = toChannelsFirst(out.xDims);
+    out.yDims = toChannelsFirst(out.yDims);
+  }
   if (op->kind == OpKind::Conv || op->kind == OpKind::ConvTranspose) {
     out.w = idx[1];
     if (idx.size() > 2) out.bias = idx[2];

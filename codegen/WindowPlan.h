@@ -21,7 +21,8 @@ struct WindowPlan {
   const Operation* op = nullptr;             ///< the conv, conv_transpose or pool inside the fusion's body
   size_t x = 0, w = 0;                       ///< fusion operand indices of the input and (conv) weight
   std::optional<size_t> bias;                ///< fusion operand index of the bias (conv), if any
-  std::vector<DimExpr> xDims, wDims, yDims;  ///< full dims of input, weight (conv) and result
+  std::vector<DimExpr> xDims, wDims, yDims;  ///< full dims of input, weight (conv) and result, channels first
+                                             ///< ([N, C, spatial...]) whatever the layout (attrs.channelsLast)
   std::vector<DimExpr> kernel;               ///< spatial kernel sizes
   std::vector<DimExpr> padsBegin, padsEnd;   ///< resolved pads per spatial dim (conv_transpose: cut from its full
                                              ///< result, output_padding subtracted from the end one)

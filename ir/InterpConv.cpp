@@ -23,16 +23,17 @@ bool readAttrs(OpCtx& c, size_t n, WindowAttrs& a) {
   return c.fail(e);
 }
 
-// Fills `g` for input `x` and (conv) weight `w`; false (reported) when a window does not fit.
-bool geometry(OpCtx& c, Geometry& g) {
+// Fills `g` for the input of sizes `xs` (channels-first order) and (conv) weight `w`; false (reported) when a
+// window does not fit.
+bool geometry(OpCtx& c, const Shape& xs, Geometry& g) {
   const Tensor& x = *c.in[0];
-  if (x.rank() < 3) return c.fail(c.name() + " needs an input of rank >= 3, got " + x.typeStr());
-  size_t n = x.rank() - 2;
+  if (xs.size() < 3) return c.fail(c.name() + " needs an input of rank >= 3, got " + x.typeStr());
+  size_t n = xs.size() - 2;
   if (!readAttrs(c, n, g.a)) return false;
-  g.in.assign(x.shape.begin() + 2, x.shape.end());
+  g.in.assign(xs.begin() + 2, xs.end());
   if (c.op.kind == OpKind::Conv) {
     const Tensor& w = *c.in[1];
-    if (w.rank() != x.rank()) return c.fail("the weight of conv has rank " + std::to_string(w.rank()) + ", not " + std::to_string(x.rank()));
+    if (w.rank() != xs.size()) return c.fail("the weight of conv has rank " + std::to_string(w.rank()) + ", not " + std::to_string(xs.size()));
     g.kernel.assign(w.shape.begin() + 2, w.shape.end());
   } else {
     g.kernel = g.a.kernel;
@@ -135,7 +136,8 @@ bool windowFitsAtRunTime(OpCtx& c) {
   }
   if (c.op.kind != OpKind::Conv && c.op.kind != OpKind::Pool) return true;
   Geometry g;
-  return geometry(c, g);
+  const Shape& xs = c.in[0]->shape;
+  return geometry(c, isChannelsLast(c.op) ? toChannelsFirst(xs) : xs, g);
 }
 
 // The adjoint of conv: every input point scatters its window, x[n, ci, i] * w[ci, m % (M/group), k] added at
@@ -198,10 +200,41 @@ bool runConvTranspose(OpCtx& c, std::vector<Tensor>& out) {
   return true;
 }
 
+namespace {
+
+// A channels_last conv or pool: the channels-first loops below on the input permuted to [N, C, spatial...],
+// the result permuted back to [N, spatial..., C] (the reference needs no loops of its own for the layout).
+bool runChannelsLast(OpCtx& c, std::vector<Tensor>& out, bool (*run)(OpCtx&, std::vector<Tensor>&)) {
+  const Tensor& x = *c.in[0];
+  if (x.rank() < 3) return c.fail(c.name() + " needs an input of rank >= 3, got " + x.typeStr());
+  Tensor first = permuted(x, channelsFirstPerm(x.rank()));
+  OpCtx inner = c;
+  inner.in[0] = &first;
+  std::vector<Tensor> r;
+  if (!run(inner, r)) return false;
+  out.push_back(permuted(r[0], channelsLastPerm(r[0].rank())));
+  return true;
+}
+
+bool runConvFirst(OpCtx& c, std::vector<Tensor>& out);
+bool runPoolFirst(OpCtx& c, std::vector<Tensor>& out);
+
+}  // namespace
+
 bool runConv(OpCtx& c, std::vector<Tensor>& out) {
   if (c.op.kind == OpKind::ConvTranspose) return runConvTranspose(c, out);  // the same category, its own loops
+  return isChannelsLast(c.op) ? runChannelsLast(c, out, runConvFirst) : runConvFirst(c, out);
+}
+
+bool runPool(OpCtx& c, std::vector<Tensor>& out) {
+  return isChannelsLast(c.op) ? runChannelsLast(c, out, runPoolFirst) : runPoolFirst(c, out);
+}
+
+namespace {
+
+bool runConvFirst(OpCtx& c, std::vector<Tensor>& out) {
   Geometry g;
-  if (!geometry(c, g)) return false;
+  if (!geometry(c, c.in[0]->shape, g)) return false;
   const Tensor &x = *c.in[0], &w = *c.in[1];
   const Tensor* bias = c.in.size() > 2 ? c.in[2] : nullptr;
   const int64_t N = x.shape[0], C = x.shape[1], M = w.shape[0], G = g.a.group;
@@ -246,9 +279,9 @@ bool runConv(OpCtx& c, std::vector<Tensor>& out) {
   return true;
 }
 
-bool runPool(OpCtx& c, std::vector<Tensor>& out) {
+bool runPoolFirst(OpCtx& c, std::vector<Tensor>& out) {
   Geometry g;
-  if (!geometry(c, g)) return false;
+  if (!geometry(c, c.in[0]->shape, g)) return false;
   const Tensor& x = *c.in[0];
   const int64_t N = x.shape[0], C = x.shape[1];
   const size_t n = g.in.size();
@@ -289,4 +322,5 @@ bool runPool(OpCtx& c, std::vector<Tensor>& out) {
   return true;
 }
 
+}  // namespace
 }  // namespace dscc::interp

@@ -31,6 +31,18 @@ void stridedCopy(const Tensor& src, int64_t base, const Shape& st, Tensor& dst) 
   }
 }
 
+}  // namespace
+
+Tensor permuted(const Tensor& x, const std::vector<int64_t>& perm) {
+  Shape xs = stridesOf(x.shape), shape(perm.size()), st(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) shape[i] = x.shape[size_t(perm[i])], st[i] = xs[size_t(perm[i])];
+  Tensor r = Tensor::zeros(x.dtype, shape);
+  stridedCopy(x, 0, st, r);
+  return r;
+}
+
+namespace {
+
 // Every dim of result `i`'s type, which must all be known from the bindings.
 bool knownTypeShape(OpCtx& c, Shape& out) {
   std::vector<std::optional<int64_t>> dims;

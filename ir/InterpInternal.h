@@ -109,6 +109,8 @@ bool runRnn(OpCtx& c, std::vector<Tensor>& out);
 /// Data movement and values (InterpData.cpp).
 bool runReshape(OpCtx& c, std::vector<Tensor>& out);
 bool runTranspose(OpCtx& c, std::vector<Tensor>& out);
+/// The elements of `x` in `perm` order: the transpose op's rule (a permutation, not checked here).
+Tensor permuted(const Tensor& x, const std::vector<int64_t>& perm);
 bool runBroadcastTo(OpCtx& c, std::vector<Tensor>& out);
 bool runConcat(OpCtx& c, std::vector<Tensor>& out);
 bool runSlice(OpCtx& c, std::vector<Tensor>& out);

@@ -36,7 +36,11 @@ bool OpChecker::windowFits(const WindowAttrs& a, size_t i, const DimExpr& in, co
 
 bool OpChecker::inferConv() {
   if (op_.kind == OpKind::ConvTranspose) return inferConvTranspose();  // same category (a library call), other rule
-  const Type &x = in(0), &w = in(1);
+  // A channels_last conv is checked in channels-first order; its result is permuted back at the end.
+  const bool cl = isChannelsLast(op_);
+  Type x = in(0);
+  if (cl) x.dims = toChannelsFirst(x.dims);
+  const Type& w = in(1);
   if (!sameDType(0, 1)) return false;  // (floats: the op's domain, Ops.def)
   if (x.rank() < 3)
     return err("'conv' needs an input of rank >= 3 ([N, C, spatial...]), but " + operandName(0) + " is " + x.str());
@@ -71,6 +75,7 @@ bool OpChecker::inferConv() {
     if (!windowFits(a, i, x.dims[2 + i], k)) return false;
     t.dims.push_back(windowOutDim(a, i, x.dims[2 + i], k));
   }
+  if (cl) t.dims = toChannelsLast(t.dims);
   setResult(t);
   return true;
 }
@@ -135,7 +140,9 @@ bool OpChecker::inferConvTranspose() {
 }
 
 bool OpChecker::inferPool() {
-  const Type& x = in(0);
+  const bool cl = isChannelsLast(op_);
+  Type x = in(0);
+  if (cl) x.dims = toChannelsFirst(x.dims);
 
   if (x.rank() < 3)
     return err("'pool' needs an input of rank >= 3 ([N, C, spatial...]), but " + operandName(0) + " is " + x.str());
@@ -148,6 +155,7 @@ bool OpChecker::inferPool() {
     if (!windowFits(a, i, x.dims[2 + i], k)) return false;
     t.dims.push_back(windowOutDim(a, i, x.dims[2 + i], k));
   }
+  if (cl) t.dims = toChannelsLast(t.dims);
   setResult(t);
   return true;
 }

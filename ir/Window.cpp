@@ -83,7 +83,7 @@ std::string readWindowAttrs(const Operation& op, size_t n, WindowAttrs& out, Loc
         return "attribute 'group' of '" + name + "' must be an integer in [1, " + std::to_string(kMaxWindowAttr) + "]";
       out.group = g->i;
     }
-    if (op.kind == OpKind::Conv) return "";
+    if (op.kind == OpKind::Conv) return boolOf(op, "channels_last", out.channelsLast, where);
     if (std::string e = intList(op, "output_padding", n, 0, 0, out.outputPadding, where); !e.empty()) return e;
     if (op.attr("output_shape")) {
       // The result's spatial sizes as ONNX states them; the pads follow from them (Window.h), so both may not be given.
@@ -109,12 +109,32 @@ std::string readWindowAttrs(const Operation& op, size_t n, WindowAttrs& out, Loc
   if (std::string e = intList(op, "kernel_shape", n, 1, 1, out.kernel, where); !e.empty()) return e;
   if (std::string e = boolOf(op, "ceil_mode", out.ceilMode, where); !e.empty()) return e;
   if (std::string e = boolOf(op, "count_include_pad", out.countIncludePad, where); !e.empty()) return e;
+  if (std::string e = boolOf(op, "channels_last", out.channelsLast, where); !e.empty()) return e;
   if (out.isMax && op.attr("count_include_pad")) {
     where = op.attr("count_include_pad")->loc;
     return "attribute 'count_include_pad' is for kind = \"avg\" only";
   }
   where = op.loc;
   return "";
+}
+
+bool isChannelsLast(const Operation& op) {
+  const Attribute* a = op.attr("channels_last");
+  return a && a->kind == Attribute::Kind::Bool && a->b;
+}
+
+std::vector<int64_t> channelsLastPerm(size_t r) {
+  std::vector<int64_t> p = {0};
+  for (size_t i = 2; i < r; ++i) p.push_back(int64_t(i));
+  if (r > 1) p.push_back(1);
+  return p;
+}
+
+std::vector<int64_t> channelsFirstPerm(size_t r) {
+  std::vector<int64_t> p = {0};
+  if (r > 1) p.push_back(int64_t(r - 1));
+  for (size_t i = 1; i + 1 < r; ++i) p.push_back(int64_t(i));
+  return p;
 }
 
 DimExpr windowSpan(const WindowAttrs& a, size_t i, const DimExpr& k) {

@@ -25,7 +25,38 @@ struct WindowAttrs {
   std::vector<int64_t> kernel;  ///< pool only: kernel_shape
   bool ceilMode = false;        ///< pool only
   bool countIncludePad = false; ///< pool only (avg)
+  /// conv and pool: operand and result hold the channel last ([N, spatial..., C]), as the layout pass
+  /// (passes/ChannelsLast.cpp) writes them; the weight keeps [M, C/group, k...]. Dims in these attributes
+  /// and in the size rules are always the spatial ones, in order.
+  bool channelsLast = false;
 };
+
+/// True when `op` (conv or pool) has `channels_last = true`; its attributes are read (and checked) by readWindowAttrs.
+bool isChannelsLast(const Operation& op);
+
+/// Dims (or sizes) of a channels-last tensor, [N, spatial..., C], in channels-first order [N, C, spatial...].
+template <class T>
+std::vector<T> toChannelsFirst(const std::vector<T>& d) {
+  if (d.size() < 2) return d;
+  std::vector<T> r = {d[0], d.back()};
+  r.insert(r.end(), d.begin() + 1, d.end() - 1);
+  return r;
+}
+
+/// Dims (or sizes) [N, C, spatial...] in channels-last order [N, spatial..., C].
+template <class T>
+std::vector<T> toChannelsLast(const std::vector<T>& d) {
+  if (d.size() < 2) return d;
+  std::vector<T> r = {d[0]};
+  r.insert(r.end(), d.begin() + 2, d.end());
+  r.push_back(d[1]);
+  return r;
+}
+
+/// The transpose permutations between the two orders for rank `r`: channels-first -> channels-last
+/// ([0, 2, ..., r-1, 1]) and back ([0, r-1, 1, ..., r-2]).
+std::vector<int64_t> channelsLastPerm(size_t r);
+std::vector<int64_t> channelsFirstPerm(size_t r);
 
 /// Reads the attributes of `op` (conv, conv_transpose or pool) for `spatialRank` spatial dims. Returns "" or a message; on
 /// error `where` is the offending attribute's location (or the op's).

@@ -168,6 +168,29 @@ bool composeTransposes(Operation& op) {
   return true;
 }
 
+// transpose(x, p) -> reshape(x) when p moves only dims of size 1 (the others keep their order): the elements
+// stay in place, so the transpose is a view (the channels-last pass leaves them at [N, 1, 1, C]).
+bool transposeOfOnesToReshape(Operation& op) {
+  if (op.kind != OpKind::Transpose) return false;
+  auto p = permOf(op);
+  if (!p) return false;
+  bool identity = true;
+  for (size_t i = 0; i < p->size(); ++i) identity = identity && (*p)[i] == int64_t(i);
+  if (identity) return false;  // identityTranspose's case
+  const std::vector<DimExpr>& d = op.operands[0]->type.dims;
+  auto one = [&](int64_t i) { return d[size_t(i)].isConst() && d[size_t(i)].constValue() == 1; };
+  int64_t last = -1;
+  for (int64_t i : *p) {
+    if (one(i)) continue;
+    if (i < last) return false;
+    last = i;
+  }
+  op.kind = OpKind::Reshape;
+  op.attrs.clear();
+  op.hasExplicitType = true;  // a reshape states its result type
+  return true;
+}
+
 // reshape(reshape(x)) -> reshape(x): only the element order matters, and
 // reshapes keep it.
 bool reshapeOfReshape(Operation& op) {
@@ -240,7 +263,8 @@ using UpdateRule = bool (*)(Operation&);
 constexpr ReplaceRule kReplaceRules[] = {mulByOne, addZero, subZero, divByOne, negNeg, identityTranspose,
                                          reshapeOrBroadcastToSameType, castToSameDType, selectConstantCondition,
                                          reduceOverOnes};
-constexpr UpdateRule kUpdateRules[] = {composeTransposes, reshapeOfReshape, reduceOverOnesToReshape};
+constexpr UpdateRule kUpdateRules[] = {composeTransposes, transposeOfOnesToReshape, reshapeOfReshape,
+                                        reduceOverOnesToReshape};
 
 // ---------------------------------------------------------------------------
 // The driver.

@@ -11,7 +11,8 @@ namespace dscc {
 /// result has exactly x's type, so a constant that broadcasts x stays; the
 /// constant must be a scalar literal, a splat or an all-equal dense literal);
 /// neg(neg(x)) becomes x; transpose(transpose(x, p), q) becomes
-/// transpose(x, p∘q) and an identity transpose becomes x; reshape(reshape(x))
+/// transpose(x, p∘q), an identity transpose becomes x and one that moves
+/// only dims of size 1 a reshape; reshape(reshape(x))
 /// becomes reshape(x); reshape, broadcast_to or cast to x's own type becomes
 /// x; select with a constant all-true (all-false) condition becomes its
 /// second (third) operand when that has the result's type. Each rule is one

@@ -15,6 +15,14 @@ std::vector<const PassInfo*> defaultPipeline() {
       lookupPass("fold-constants"),
       lookupPass("cse"),
       lookupPass("dce"),
+      // Layout: CPU convs and pools channels-last (oneDNN's direct kernels read it without reorders), the
+      // transposes it needs sunk to the network's edges; then the cleanup again (pairs of transposes cancel,
+      // transposed constants fold).
+      lookupPass("channels-last"),
+      lookupPass("canonicalize"),
+      lookupPass("fold-constants"),
+      lookupPass("cse"),
+      lookupPass("dce"),
       // Kernels: library calls, loop, input and stitch fusion.
       lookupPass("fuse"),
   };

@@ -7,6 +7,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/CSE.h"
+#include "passes/ChannelsLast.h"
 #include "passes/Canonicalize.h"
 #include "passes/DCE.h"
 #include "passes/Decompose.h"
@@ -27,6 +28,8 @@ const std::vector<PassInfo>& allPasses() {
       {"fold-constants", "evaluate ops on small constants at compile time", foldConstants},
       {"cse", "remove repeated computations", cse},
       {"dce", "remove ops whose results are unused", dce},
+      {"channels-last", "CPU convs and pools on [N, spatial..., C] tensors, transposes sunk to the network's edges",
+       channelsLast},
       {"fuse", "plan kernels: library, loop, input and stitch fusion regions", fuse},
   };
   return passes;

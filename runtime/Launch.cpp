@@ -185,13 +185,13 @@ extern "C" dscc_status dscc_conv_f32_info(dscc_context* ctx, int32_t n_spatial, 
                                           const int64_t* w_dims, const float* w, const float* bias,
                                           const int64_t* y_dims, float* y, int64_t group, const int64_t* strides,
                                           const int64_t* dilations, const int64_t* pads_begin, const int64_t* pads_end,
-                                          uint64_t w_key, const dscc_kernel_info* info) {
+                                          uint64_t w_key, int32_t channels_last, const dscc_kernel_info* info) {
   if (!ctx || !ctx->profiling.load(std::memory_order_relaxed)) [[likely]]
     return dscc::runtime::convF32(ctx, n_spatial, x_dims, x, w_dims, w, bias, y_dims, y, group, strides, dilations,
-                                  pads_begin, pads_end, w_key);
+                                  pads_begin, pads_end, w_key, channels_last != 0);
   int64_t start = dscc::runtime::nowNs();
   dscc_status st = dscc::runtime::convF32(ctx, n_spatial, x_dims, x, w_dims, w, bias, y_dims, y, group, strides,
-                                          dilations, pads_begin, pads_end, w_key);
+                                          dilations, pads_begin, pads_end, w_key, channels_last != 0);
   // Each output sums C/group * kernel products.
   const int32_t r = n_spatial + 2;
   recordWindow(ctx, info, start, n_spatial, x_dims, y_dims, 2 * product(w_dims, 1, r), product(w_dims, 0, r));
@@ -222,14 +222,14 @@ extern "C" dscc_status dscc_conv_transpose_f32_info(dscc_context* ctx, int32_t n
 extern "C" dscc_status dscc_pool_f32_info(dscc_context* ctx, int32_t n_spatial, int32_t kind, int32_t count_include_pad,
                                           const int64_t* x_dims, const float* x, const int64_t* y_dims, float* y,
                                           const int64_t* kernel, const int64_t* strides, const int64_t* dilations,
-                                          const int64_t* pads_begin, const int64_t* pads_end,
+                                          const int64_t* pads_begin, const int64_t* pads_end, int32_t channels_last,
                                           const dscc_kernel_info* info) {
   if (!ctx || !ctx->profiling.load(std::memory_order_relaxed)) [[likely]]
-    return dscc_pool_f32(ctx, n_spatial, kind, count_include_pad, x_dims, x, y_dims, y, kernel, strides, dilations,
-                         pads_begin, pads_end);
+    return dscc::runtime::poolF32(ctx, n_spatial, kind, count_include_pad, x_dims, x, y_dims, y, kernel, strides,
+                                  dilations, pads_begin, pads_end, channels_last != 0);
   int64_t start = dscc::runtime::nowNs();
-  dscc_status st = dscc_pool_f32(ctx, n_spatial, kind, count_include_pad, x_dims, x, y_dims, y, kernel, strides,
-                                 dilations, pads_begin, pads_end);
+  dscc_status st = dscc::runtime::poolF32(ctx, n_spatial, kind, count_include_pad, x_dims, x, y_dims, y, kernel,
+                                          strides, dilations, pads_begin, pads_end, channels_last != 0);
   recordWindow(ctx, info, start, n_spatial, x_dims, y_dims, product(kernel, 0, n_spatial), 0);
   return st;
 }

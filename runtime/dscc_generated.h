@@ -50,12 +50,13 @@ dscc_status dscc_sgemm_const_b_info(dscc_context* ctx, int transA, int transB, i
 
 /// dscc_conv_f32, recorded as `info` when profiling is on (flops 2 per multiply-add, bytes of x, w and y). A
 /// nonzero `w_key` says w is a constant of the model (a hash of its bytes, as dscc_sgemm_const_b's b_key): the
-/// context keeps it reordered into the primitive's layout after the first call (runtime/WeightCache.h).
+/// context keeps it reordered into the primitive's layout after the first call (runtime/WeightCache.h). A
+/// nonzero `channels_last` says x and y are stored [N, spatial..., C] (dims still given as [N, C, spatial...]).
 dscc_status dscc_conv_f32_info(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims, const float* x,
                                const int64_t* w_dims, const float* w, const float* bias, const int64_t* y_dims,
                                float* y, int64_t group, const int64_t* strides, const int64_t* dilations,
                                const int64_t* pads_begin, const int64_t* pads_end, uint64_t w_key,
-                               const dscc_kernel_info* info);
+                               int32_t channels_last, const dscc_kernel_info* info);
 
 /// dscc_conv_transpose_f32, recorded as `info` when profiling is on (flops 2 per multiply-add, bytes of x, w and y).
 dscc_status dscc_conv_transpose_f32_info(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims, const float* x,
@@ -64,11 +65,13 @@ dscc_status dscc_conv_transpose_f32_info(dscc_context* ctx, int32_t n_spatial, c
                                          const int64_t* dilations, const int64_t* pads_begin, const int64_t* pads_end,
                                          const dscc_kernel_info* info);
 
-/// dscc_pool_f32, recorded as `info` when profiling is on (flops one per window point, bytes of x and y).
+/// dscc_pool_f32, recorded as `info` when profiling is on (flops one per window point, bytes of x and y);
+/// `channels_last` as dscc_conv_f32_info's.
 dscc_status dscc_pool_f32_info(dscc_context* ctx, int32_t n_spatial, int32_t kind, int32_t count_include_pad,
                                const int64_t* x_dims, const float* x, const int64_t* y_dims, float* y,
                                const int64_t* kernel, const int64_t* strides, const int64_t* dilations,
-                               const int64_t* pads_begin, const int64_t* pads_end, const dscc_kernel_info* info);
+                               const int64_t* pads_begin, const int64_t* pads_end, int32_t channels_last,
+                               const dscc_kernel_info* info);
 
 /// dscc_copy_strided, recorded as `info` when profiling is on.
 dscc_status dscc_copy_strided_info(dscc_context* ctx, void* dst, const void* src, size_t elem_size, int32_t rank,

@@ -43,6 +43,8 @@ std::string HostEmitter::emitWindowKernel(const Operation& op, const KernelPlan&
       auto key = constKey_.find(op.operands.at(w.w));
       params.push_back(i64());
       args.push_back(b_.getInt64(key == constKey_.end() ? 0 : key->second));
+      params.push_back(i32());
+      args.push_back(b_.getInt32(w.attrs.channelsLast ? 1 : 0));
     }
     params.push_back(p);
     args.push_back(kernelInfo(k, k.symbol + (tr ? ".conv_transpose" : ".conv"), tr ? "conv_transpose" : "conv", false));
@@ -50,10 +52,11 @@ std::string HostEmitter::emitWindowKernel(const Operation& op, const KernelPlan&
     return "";
   }
   llvm::FunctionCallee pool =
-      declare("dscc_pool_f32_info", i32(), {p, i32(), i32(), i32(), p, p, p, p, p, p, p, p, p, p});
+      declare("dscc_pool_f32_info", i32(), {p, i32(), i32(), i32(), p, p, p, p, p, p, p, p, p, i32(), p});
   checked(pool, {ctxArg_, b_.getInt32(n), b_.getInt32(w.attrs.isMax ? 0 : 1), b_.getInt32(w.attrs.countIncludePad),
                  arr(w.xDims, "pool.x_dims"), x, arr(w.yDims, "pool.y_dims"), y, ints(w.attrs.kernel, "pool.kernel"),
-                 strides, dilations, pb, pe, kernelInfo(k, k.symbol + ".pool", "pool", false)});
+                 strides, dilations, pb, pe, b_.getInt32(w.attrs.channelsLast ? 1 : 0),
+                 kernelInfo(k, k.symbol + ".pool", "pool", false)});
   return "";
 }
 

@@ -52,8 +52,9 @@ std::vector<float> randomData(size_t n, unsigned seed) {
 /// Runs dscc_conv_f32 on random data and compares with a naive loop. With `wIn`, the weight is that buffer and
 /// the call is dscc_conv_f32_info with `key` (the generated code's call, whose constant weight the context keeps
 /// reordered).
+/// With `cl`, x and y are stored channels-last ([N, H, W, C]: the compiled code's channels_last layout).
 void checkConv(dscc_context* ctx, const Win& c, bool bias, unsigned seed, const std::vector<float>* wIn = nullptr,
-               uint64_t key = 0) {
+               uint64_t key = 0, bool cl = false) {
   const int64_t OH = c.OH(), OW = c.OW(), Cg = c.C / c.group, Mg = c.M / c.group;
   std::vector<float> x = randomData(size_t(c.N * c.C * c.H * c.W), seed);
   const std::vector<float> w = wIn ? *wIn : randomData(size_t(c.M * Cg * c.kh * c.kw), seed + 1);
@@ -63,8 +64,8 @@ void checkConv(dscc_context* ctx, const Win& c, bool bias, unsigned seed, const 
   int64_t xd[] = {c.N, c.C, c.H, c.W}, wd[] = {c.M, Cg, c.kh, c.kw}, yd[] = {c.N, c.M, OH, OW};
   int64_t st[] = {c.sh, c.sw}, dl[] = {c.dh, c.dw}, pb[] = {c.pt, c.pl}, pe[] = {c.pb, c.pr};
   const dscc_status st0 =
-      wIn ? dscc_conv_f32_info(ctx, 2, xd, x.data(), wd, wp, bias ? b.data() : nullptr, yd, y.data(), c.group, st, dl,
-                               pb, pe, key, nullptr)
+      wIn || cl ? dscc_conv_f32_info(ctx, 2, xd, x.data(), wd, wp, bias ? b.data() : nullptr, yd, y.data(), c.group,
+                                     st, dl, pb, pe, key, cl, nullptr)
           : dscc_conv_f32(ctx, 2, xd, x.data(), wd, wp, bias ? b.data() : nullptr, yd, y.data(), c.group, st, dl, pb, pe);
   ASSERT_EQ(st0, DSCC_OK) << dscc_status_message(ctx);
   for (int64_t n = 0; n < c.N; ++n)
@@ -77,23 +78,26 @@ void checkConv(dscc_context* ctx, const Win& c, bool bias, unsigned seed, const 
               for (int64_t j = 0; j < c.kw; ++j) {
                 int64_t h = oh * c.sh - c.pt + i * c.dh, ww = ow * c.sw - c.pl + j * c.dw;
                 if (h < 0 || h >= c.H || ww < 0 || ww >= c.W) continue;
-                double t = double(x[size_t(((n * c.C + m / Mg * Cg + ci) * c.H + h) * c.W + ww)]) *
+                const int64_t ch = m / Mg * Cg + ci;
+                double t = double(x[size_t(cl ? ((n * c.H + h) * c.W + ww) * c.C + ch : ((n * c.C + ch) * c.H + h) * c.W + ww)]) *
                            w[size_t(((m * Cg + ci) * c.kh + i) * c.kw + j)];
                 acc += t, mag += std::fabs(t);
               }
-          float got = y[size_t(((n * c.M + m) * OH + oh) * OW + ow)];
+          float got = y[size_t(cl ? ((n * OH + oh) * OW + ow) * c.M + m : ((n * c.M + m) * OH + oh) * OW + ow)];
           ASSERT_LE(std::fabs(got - acc), 1e-5 + 1e-5 * mag) << "n=" << n << " m=" << m << " oh=" << oh << " ow=" << ow;
         }
 }
 
 /// Runs dscc_pool_f32 (kind 0 max, 1 avg) and compares with a naive loop.
-void checkPool(dscc_context* ctx, const Win& c, int kind, bool include, unsigned seed) {
+void checkPool(dscc_context* ctx, const Win& c, int kind, bool include, unsigned seed, bool cl = false) {
   const int64_t OH = c.OH(), OW = c.OW();
   std::vector<float> x = randomData(size_t(c.N * c.C * c.H * c.W), seed);
   std::vector<float> y(size_t(c.N * c.C * OH * OW), std::numeric_limits<float>::quiet_NaN());
   int64_t xd[] = {c.N, c.C, c.H, c.W}, yd[] = {c.N, c.C, OH, OW}, k[] = {c.kh, c.kw};
   int64_t st[] = {c.sh, c.sw}, dl[] = {c.dh, c.dw}, pb[] = {c.pt, c.pl}, pe[] = {c.pb, c.pr};
-  ASSERT_EQ(dscc_pool_f32(ctx, 2, kind, include, xd, x.data(), yd, y.data(), k, st, dl, pb, pe), DSCC_OK)
+  ASSERT_EQ(cl ? dscc_pool_f32_info(ctx, 2, kind, include, xd, x.data(), yd, y.data(), k, st, dl, pb, pe, 1, nullptr)
+               : dscc_pool_f32(ctx, 2, kind, include, xd, x.data(), yd, y.data(), k, st, dl, pb, pe),
+            DSCC_OK)
       << dscc_status_message(ctx);
   for (int64_t n = 0; n < c.N; ++n)
     for (int64_t ch = 0; ch < c.C; ++ch)
@@ -107,11 +111,11 @@ void checkPool(dscc_context* ctx, const Win& c, int kind, bool include, unsigned
               padded += h < c.H + c.pb && ww < c.W + c.pr;
               if (h < 0 || h >= c.H || ww < 0 || ww >= c.W) continue;
               ++inside;
-              double v = x[size_t(((n * c.C + ch) * c.H + h) * c.W + ww)];
+              double v = x[size_t(cl ? ((n * c.H + h) * c.W + ww) * c.C + ch : ((n * c.C + ch) * c.H + h) * c.W + ww)];
               acc = kind == 0 ? std::max(acc, v) : acc + v;
             }
           if (kind == 1) acc /= double(include ? padded : inside);
-          float got = y[size_t(((n * c.C + ch) * OH + oh) * OW + ow)];
+          float got = y[size_t(cl ? ((n * OH + oh) * OW + ow) * c.C + ch : ((n * c.C + ch) * OH + oh) * OW + ow)];
           ASSERT_LE(std::fabs(got - acc), 1e-5 + 1e-5 * std::fabs(acc))
               << "kind " << kind << " n=" << n << " c=" << ch << " oh=" << oh << " ow=" << ow;
         }
@@ -258,6 +262,46 @@ TEST(RuntimeDnnl, PoolShapes) {
       d.dh = 2, d.kw = 2, d.dw = 3, d.pt = 2, d.pr = 2, d.pl = 0, d.H = 3, d.W = 2;
       checkPool(ctx.get(), d, kind, inc, 12);
     }
+}
+
+// Channels-last calls (the layout pass's): one image split into bands of output rows over 1-4 threads (pads
+// only at the true edges, a band reading rows its neighbour reads too), batches split by image, depthwise,
+// strided and dilated windows, ceil-mode pools, and inputs so small that a band would lie in the padding.
+TEST(RuntimeDnnl, ChannelsLast) {
+  for (int threads : {1, 2, 3, 4}) {
+    ContextPtr ctx(dscc_context_create(threads));
+    unsigned seed = 500;
+    Win a;  // 3x3, pad 1, odd sizes: bands of 3, 4 or 5 rows
+    a.N = 1, a.C = 5, a.H = 13, a.W = 9, a.M = 7, a.kh = a.kw = 3, a.pt = a.pl = a.pb = a.pr = 1;
+    checkConv(ctx.get(), a, true, seed++, nullptr, 0, true);
+    Win s = a;  // stride 2, asymmetric pads, batch of 3
+    s.N = 3, s.sh = s.sw = 2, s.pb = 0, s.pr = 2;
+    checkConv(ctx.get(), s, false, seed++, nullptr, 0, true);
+    Win dw;  // depthwise 5x5 stride 2, dilation 2 along H
+    dw.N = 1, dw.C = dw.M = dw.group = 16, dw.H = 17, dw.W = 12, dw.kh = dw.kw = 5, dw.sh = dw.sw = 2, dw.dh = 2;
+    dw.pt = dw.pb = 4, dw.pl = dw.pr = 2;
+    checkConv(ctx.get(), dw, true, seed++, nullptr, 0, true);
+    Win g = a;  // groups of 2 channels, 1x1 pointwise
+    g.C = 8, g.M = 12, g.group = 4, g.kh = g.kw = 1, g.pt = g.pl = g.pb = g.pr = 0;
+    checkConv(ctx.get(), g, true, seed++, nullptr, 0, true);
+    Win tiny;  // 2 rows, pads larger than the input: bands would read only padding
+    tiny.N = 1, tiny.C = 3, tiny.H = 2, tiny.W = 3, tiny.M = 4, tiny.kh = tiny.kw = 3, tiny.sh = 1;
+    tiny.pt = tiny.pb = 2, tiny.pl = tiny.pr = 1;
+    checkConv(ctx.get(), tiny, true, seed++, nullptr, 0, true);
+    std::vector<float> w = randomData(size_t(a.M * a.C * 9), seed++);
+    for (int rep = 0; rep < 2; ++rep) checkConv(ctx.get(), a, true, seed++, &w, 0x9abc, true);  // kept weight
+    for (int kind : {0, 1})
+      for (bool inc : {false, true}) {
+        if (kind == 0 && inc) continue;
+        Win p;  // 3x3 stride 2 pad 1, ceil mode: the last window reaches past the end padding
+        p.N = 1, p.C = 6, p.H = 14, p.W = 11, p.kh = p.kw = 3, p.sh = p.sw = 2, p.pt = p.pl = p.pb = p.pr = 1;
+        p.ceil = true;
+        checkPool(ctx.get(), p, kind, inc, seed++, true);
+        Win q = p;
+        q.N = 2, q.ceil = false, q.pb = 0;
+        checkPool(ctx.get(), q, kind, inc, seed++, true);
+      }
+  }
 }
 
 TEST(RuntimeDnnl, BadArguments) {
