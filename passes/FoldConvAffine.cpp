@@ -195,16 +195,22 @@ int foldAfter(Function& f, Operation& conv, std::set<std::string>& paths, DiagEn
       if (!std::isfinite(t->getF(i))) return 0;
   auto newW = makeTensorConstant(f, std::move(nw), *w, w->name + ".folded", conv.loc, paths, diags);
   if (!newW) return 0;
-  auto newB = makeTensorConstant(f, std::move(nb), bias ? *bias : *y, (bias ? bias->name : y->name) + ".folded_bias",
-                                 conv.loc, paths, diags);
-  if (!newB) return 0;
+  // A chain of scales only leaves a conv without bias without one.
+  bool needBias = bias != nullptr;
+  for (int64_t m = 0; m < channels; ++m) needBias |= nb.getF(m) != 0.0;
+  std::unique_ptr<Operation> newB;
+  if (needBias) {
+    newB = makeTensorConstant(f, std::move(nb), bias ? *bias : *y, (bias ? bias->name : y->name) + ".folded_bias",
+                              conv.loc, paths, diags);
+    if (!newB) return 0;
+  }
 
   // The conv reads the new constants, placed just before it, and stands for the chain's last result.
   conv.operands[1] = newW->result();
   if (bias) conv.operands[2] = newB->result();
-  else conv.operands.push_back(newB->result());
+  else if (newB) conv.operands.push_back(newB->result());
   auto at = std::find_if(f.ops.begin(), f.ops.end(), [&](const auto& op) { return op.get() == &conv; });
-  at = f.ops.insert(at, std::move(newB));
+  if (newB) at = f.ops.insert(at, std::move(newB));
   f.ops.insert(at, std::move(newW));
   replaceAllUses(f, cur, y);
   std::set<const Operation*> gone(ch.ops.begin(), ch.ops.end());
