@@ -73,7 +73,7 @@ struct Chain {
 
 // Extends `ch` by `user` of `cur` if it is an affine step with a per-channel
 // constant; false otherwise.
-bool addStep(Chain& ch, const Operation& user, const Value* cur, int64_t channels, const SourceMgr& sm) {
+bool addStep(Chain& ch, Operation& user, const Value* cur, int64_t channels, const SourceMgr& sm) {
   if (user.operands.size() != 2 || user.results.size() != 1 || user.result()->type != cur->type) return false;
   bool first = user.operands[0] == cur;
   const Value* other = user.operands[first ? 1 : 0];
@@ -105,7 +105,7 @@ bool addStep(Chain& ch, const Operation& user, const Value* cur, int64_t channel
       case Step::Div: a /= k; b /= k; break;
     }
   }
-  ch.ops.push_back(const_cast<Operation*>(&user));
+  ch.ops.push_back(&user);
   return true;
 }
 
