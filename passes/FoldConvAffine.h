@@ -27,13 +27,14 @@ namespace dscc {
 /// The chain's scale a[m] and shift b[m] are composed in double; the conv
 /// then reads new constants, never the old ones rewritten (a weight may be
 /// shared): w'[m, ...] = a[m] * w[m, ...] and bias'[m] = a[m] * bias[m] +
-/// b[m] (a new bias only when some b[m] is not 0), each rounded once to the dtype. A
-/// chain whose folded values are not all finite is left unfolded. The new
-/// constants are literals up to 1024 elements, else file constants holding
-/// their data under a fresh name (`W.folded.npy`). Uses of the chain's last
-/// result read the conv's result; the chain's ops are erased, the old
-/// constants are left for dce. With --stats prints how many ops it folded
-/// into how many convs per function.
+/// b[m], each rounded once to the dtype (a conv without bias gets one only
+/// when some b[m] is not 0). A chain whose folded values are not all finite
+/// is left unfolded. The new constants are literals up to 1024 elements,
+/// else file constants holding their data under a fresh name
+/// (`W.folded.npy`). Uses of the chain's last result read the conv's
+/// result; the chain's ops are erased, the old constants are left for dce.
+/// With --stats prints how many ops it folded into how many convs per
+/// function.
 bool foldConvAffine(Module& m, PassContext& ctx);
 
 }  // namespace dscc
