@@ -11,6 +11,7 @@
 #include <llvm/IR/Module.h>
 
 #include "codegen/KernelCommon.h"
+#include "ir/Tensor.h"
 
 namespace dscc::codegen {
 
@@ -459,6 +460,15 @@ void HostEmitter::emitData(const std::string& source) {
   // program without the weight files: {path, data, bytes}, ended by a null path.
   auto* entryTy = llvm::StructType::get(ctx_, {b_.getPtrTy(), b_.getPtrTy(), b_.getInt64Ty()});
   std::vector<llvm::Constant*> entries;
+  // The source's file constants the passes no longer read (fold-conv-affine
+  // replaces a conv's weight by a folded copy) are embedded too: `run
+  // --check` and `view` read the source back, and an imported model's weights
+  // are in no file.
+  std::set<std::string> embedded;
+  for (const EmbeddedFile& e : embeddedFiles_) embedded.insert(e.path);
+  for (const auto& [path, data] : plan_.sourceFiles)
+    if (data && embedded.insert(path).second)
+      embeddedFiles_.push_back({path, embedBytes(data, true, "source"), data->bytes.size()});
   for (const EmbeddedFile& e : embeddedFiles_) {
     auto* path = llvm::ConstantDataArray::getString(ctx_, e.path, true);
     auto* pg = new llvm::GlobalVariable(mod_, path->getType(), true, llvm::GlobalValue::PrivateLinkage, path,

@@ -87,6 +87,10 @@ class HostEmitter {
   std::string emitOp(const Operation& op);
   std::string emitOpOnHost(const Operation& op);
   std::string emitConstant(const Operation& op);
+  /// The address of `tensor`'s bytes in the model: in the external blob for
+  /// a `file` constant when there is one, else a private global named
+  /// `const.NAME`.
+  llvm::Constant* embedBytes(const std::shared_ptr<const Tensor>& tensor, bool file, const std::string& name);
   llvm::Value* guardHolds(const GuardPlan& g);
   // Whether pointer `p` is a multiple of `bytes` (a power of two).
   llvm::Value* alignedTo(llvm::Value* p, int64_t bytes);

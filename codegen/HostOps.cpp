@@ -97,7 +97,15 @@ std::string HostEmitter::emitConstant(const Operation& op) {
     }
     tensor = std::make_shared<const Tensor>(std::move(out[0]));
   }
-  llvm::Constant* addr = nullptr;
+  llvm::Constant* addr = embedBytes(tensor, file, op.result()->name);
+  hostPtr_[op.result()] = addr;
+  constKey_[op.result()] = llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(
+      reinterpret_cast<const uint8_t*>(tensor->bytes.data()), tensor->bytes.size()));
+  if (file) embeddedFiles_.push_back({value->s, addr, tensor->bytes.size()});
+  return "";
+}
+
+llvm::Constant* HostEmitter::embedBytes(const std::shared_ptr<const Tensor>& tensor, bool file, const std::string& name) {
   if (file && external_ && !tensor->bytes.empty()) {
     // Placed in the external blob; the host addresses it at its offset.
     if (!externalSym_) {
@@ -109,21 +117,15 @@ std::string HostEmitter::emitConstant(const Operation& op) {
     uint64_t offset = (external_->size + 63) / 64 * 64;
     external_->parts.emplace_back(offset, tensor);
     external_->size = offset + tensor->bytes.size();
-    addr = llvm::ConstantExpr::getInBoundsGetElementPtr(b_.getInt8Ty(), externalSym_, b_.getInt64(offset));
-  } else {
-    auto* data = llvm::ConstantDataArray::getRaw(
-        llvm::StringRef(reinterpret_cast<const char*>(tensor->bytes.data()), tensor->bytes.size()),
-        tensor->bytes.size(), b_.getInt8Ty());
-    auto* g = new llvm::GlobalVariable(mod_, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data,
-                                       "const." + op.result()->name);
-    g->setAlignment(llvm::Align(64));
-    addr = g;
+    return llvm::ConstantExpr::getInBoundsGetElementPtr(b_.getInt8Ty(), externalSym_, b_.getInt64(offset));
   }
-  hostPtr_[op.result()] = addr;
-  constKey_[op.result()] = llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(
-      reinterpret_cast<const uint8_t*>(tensor->bytes.data()), tensor->bytes.size()));
-  if (file) embeddedFiles_.push_back({value->s, addr, tensor->bytes.size()});
-  return "";
+  auto* data = llvm::ConstantDataArray::getRaw(
+      llvm::StringRef(reinterpret_cast<const char*>(tensor->bytes.data()), tensor->bytes.size()),
+      tensor->bytes.size(), b_.getInt8Ty());
+  auto* g = new llvm::GlobalVariable(mod_, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data,
+                                     "const." + name);
+  g->setAlignment(llvm::Align(64));
+  return g;
 }
 
 // The guard conditions of kernel `k`, evaluated now (before any branch).

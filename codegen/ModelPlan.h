@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/Kernel.h"
@@ -217,6 +218,12 @@ struct ModelPlan {
   /// `dscc compile --check-bounds`: every CPU kernel's loads and stores of
   /// its buffers are checked against their sizes (codegen/cpu/BoundsCheck.h).
   bool checkBounds = false;
+  /// The file constants of the program as it was read, before the passes
+  /// (path, data): the artifact embeds those the passes dropped too (a conv
+  /// weight fold-conv-affine replaced), so that `dscc run --check` and `dscc
+  /// view` read the program back without its weight files. Set by the
+  /// compile session; empty elsewhere.
+  std::vector<std::pair<std::string, std::shared_ptr<const Tensor>>> sourceFiles;
 };
 
 /// Most bytes a literal constant (dense, splat) may have: it is evaluated at

@@ -13,6 +13,8 @@ std::vector<const PassInfo*> defaultPipeline() {
       // Cleanup: identities, constants, repeats, dead code.
       lookupPass("canonicalize"),
       lookupPass("fold-constants"),
+      // An inference batch norm after a conv into the conv's weight and bias.
+      lookupPass("fold-conv-affine"),
       lookupPass("cse"),
       lookupPass("dce"),
       // Layout: CPU convs and pools channels-last (oneDNN's direct kernels read it without reorders), the

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -21,16 +22,16 @@ namespace {
 constexpr int64_t kMaxElements = 1024;
 
 // The element count of a type whose dims are all integers, if it is at most
-// kMaxElements (checked as it multiplies, so huge dims cannot overflow).
-std::optional<int64_t> smallStaticNumel(const Type& t) {
+// `limit` (checked as it multiplies, so huge dims cannot overflow).
+std::optional<int64_t> staticNumel(const Type& t, int64_t limit) {
   int64_t n = 1;
   for (const auto& d : t.dims) {
     if (!d.isConst() || d.constValue() < 0) return std::nullopt;
     if (d.constValue() == 0) n = 0;
-    else if (n > kMaxElements / d.constValue()) n = kMaxElements + 1;
+    else if (n > limit / d.constValue()) n = limit + 1;
     else n *= d.constValue();
   }
-  if (n > kMaxElements) return std::nullopt;
+  if (n > limit) return std::nullopt;
   return n;
 }
 
@@ -38,7 +39,7 @@ std::optional<int64_t> smallStaticNumel(const Type& t) {
 bool isSmallInlineConstant(const Value* v) {
   if (!v->def || v->def->kind != OpKind::Constant) return false;
   const Attribute* a = v->def->attr("value");
-  return a && a->kind != Attribute::Kind::File && smallStaticNumel(v->type);
+  return a && a->kind != Attribute::Kind::File && staticNumel(v->type, kMaxElements);
 }
 
 bool isFoldable(const Operation& op) {
@@ -51,7 +52,7 @@ bool isFoldable(const Operation& op) {
   if (op.operands.empty() || op.results.size() != 1 || !op.body.empty()) return false;
   for (const Value* v : op.operands)
     if (!isSmallInlineConstant(v)) return false;
-  return smallStaticNumel(op.result()->type).has_value();
+  return staticNumel(op.result()->type, kMaxElements).has_value();
 }
 
 // A copy of `op` (which has no body) reading `operands`, in function `f`.
@@ -75,29 +76,31 @@ Operation* cloneInto(Function& f, const Operation& op, std::vector<Value*> opera
   return f.ops.back().get();
 }
 
-// Runs `op` on its constant operands in a function of its own: the constants
-// (each once), then the op, returning its result. nullopt if the interpreter
-// rejects it; its diagnostics are swallowed, the op then stays as it is.
-std::optional<Tensor> evaluate(const Operation& op, const SourceMgr& sm) {
-  Function fn;
-  fn.name = "fold";
-  fn.loc = op.loc;
-  std::map<const Value*, Value*> copies;  // looked up only
-  std::vector<Value*> operands;
-  for (Value* v : op.operands) {
-    auto it = copies.find(v);
-    if (it == copies.end()) it = copies.emplace(v, cloneInto(fn, *v->def, {})->result()).first;
-    operands.push_back(it->second);
+// Appends to `order`, operands first, the ops `v` is computed from (`seen`
+// holds those already there); false if one of them is not a constant
+// computation (see constantValue).
+bool collectConstantOps(const Value* v, int64_t maxElements, std::set<const Operation*>& seen,
+                        std::vector<const Operation*>& order) {
+  const Operation* op = v->def;
+  if (!op) return false;  // an argument
+  if (seen.count(op)) return true;
+  switch (op->kind) {
+    case OpKind::Check: case OpKind::Fusion: case OpKind::Dim:
+      return false;
+    default:
+      break;
   }
-  Operation* c = cloneInto(fn, op, operands);
-  fn.returns.push_back(c->result());
-  fn.resultTypes.push_back(c->result()->type);
-  std::ostringstream sink;
-  DiagEngine quiet(sm, sink);
-  quiet.setCapture(true);
-  std::vector<Tensor> out;
-  if (!interpret(fn, {}, out, quiet) || out.size() != 1) return std::nullopt;
-  return std::move(out[0]);
+  if (op->results.size() != 1 || !op->body.empty() || !staticNumel(v->type, maxElements)) return false;
+  if (op->kind == OpKind::Constant) {
+    // A file not read yet stays unread: a pass does not touch the file system.
+    const Attribute* a = op->attr("value");
+    if (!a || (a->kind == Attribute::Kind::File && !a->data)) return false;
+  }
+  for (const Value* o : op->operands)
+    if (!collectConstantOps(o, maxElements, seen, order)) return false;
+  seen.insert(op);
+  order.push_back(op);
+  return true;
 }
 
 // The shortest decimal (as a double) that stores back to the same bits in
@@ -132,8 +135,8 @@ Attribute nested(const Tensor& t, size_t level, int64_t& at) {
   return Attribute::makeList(std::move(xs));
 }
 
-// The `value` of a constant holding `t`; nullopt if some element has no
-// literal that re-parses (the most negative i64: `-` then an i64 overflow).
+}  // namespace
+
 std::optional<Attribute> literalOf(const Tensor& t) {
   if (t.dtype == DType::I64)
     for (int64_t i = 0; i < t.numel(); ++i)
@@ -145,14 +148,36 @@ std::optional<Attribute> literalOf(const Tensor& t) {
   return a;
 }
 
-}  // namespace
+std::optional<Tensor> constantValue(const Value* v, const SourceMgr& sm, int64_t maxElements) {
+  std::set<const Operation*> seen;
+  std::vector<const Operation*> order;
+  if (!collectConstantOps(v, maxElements, seen, order)) return std::nullopt;
+  // The ops, in dependency order, in a function of their own that returns `v`.
+  Function fn;
+  fn.name = "fold";
+  fn.loc = v->def->loc;
+  std::map<const Value*, Value*> copies;  // looked up only
+  for (const Operation* op : order) {
+    std::vector<Value*> operands;
+    for (const Value* o : op->operands) operands.push_back(copies.at(o));
+    copies.emplace(op->result(), cloneInto(fn, *op, std::move(operands))->result());
+  }
+  fn.returns.push_back(copies.at(v));
+  fn.resultTypes.push_back(v->type);
+  std::ostringstream sink;
+  DiagEngine quiet(sm, sink);
+  quiet.setCapture(true);
+  std::vector<Tensor> out;
+  if (!interpret(fn, {}, out, quiet) || out.size() != 1) return std::nullopt;
+  return std::move(out[0]);
+}
 
 bool foldConstants(Module& m, PassContext& ctx) {
   for (auto& f : m.funcs) {
     int folded = 0;
     for (auto& op : f->ops) {
       if (!isFoldable(*op)) continue;
-      auto t = evaluate(*op, ctx.diags.sources());
+      auto t = constantValue(op->result(), ctx.diags.sources(), kMaxElements);
       if (!t) continue;
       auto lit = literalOf(*t);
       if (!lit) continue;

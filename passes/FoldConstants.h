@@ -1,7 +1,11 @@
 // The foldConstants pass.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+
 #include "ir/IR.h"
+#include "ir/Tensor.h"
 #include "passes/Pipeline.h"
 
 namespace dscc {
@@ -21,5 +25,21 @@ namespace dscc {
 /// planned, so fold before fusing. With --stats prints how many ops it folded
 /// per function.
 bool foldConstants(Module& m, PassContext& ctx);
+
+/// The value of `v` when it is computed from constants alone: `v` and every
+/// op it depends on are ops outside fusions (not check, fusion nor dim; no
+/// function argument) with one result of a static type of at most
+/// `maxElements` elements, down to inline constants and file constants
+/// already read (loadFileConstants; no file is read here). The ops run in
+/// the reference interpreter, which fold-constants and fold-conv-affine thus
+/// share. nullopt if some op is not such, or the interpreter rejects one
+/// (its diagnostics are swallowed).
+std::optional<Tensor> constantValue(const Value* v, const SourceMgr& sm, int64_t maxElements);
+
+/// The `value` attribute of a constant holding `t`: a scalar literal for rank
+/// 0, else dense<...>, floats as the shortest decimal that reads back to the
+/// same element. nullopt if some element has no literal that re-parses (the
+/// most negative i64: `-` then an i64 overflow).
+std::optional<Attribute> literalOf(const Tensor& t);
 
 }  // namespace dscc

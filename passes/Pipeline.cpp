@@ -12,6 +12,7 @@
 #include "passes/DCE.h"
 #include "passes/Decompose.h"
 #include "passes/FoldConstants.h"
+#include "passes/FoldConvAffine.h"
 #include "passes/Fuse.h"
 #include "passes/InferShapes.h"
 
@@ -26,6 +27,8 @@ const std::vector<PassInfo>& allPasses() {
       {"decompose", "softmax, log_softmax, layer_norm, gelu, reduce_mean into primitives", decompose},
       {"canonicalize", "algebraic identities (x*1, x+0, double transpose, reshape of reshape, ...)", canonicalize},
       {"fold-constants", "evaluate ops on small constants at compile time", foldConstants},
+      {"fold-conv-affine", "fold per-channel add/sub/mul/div after a conv (inference batch norm) into its weight and bias",
+       foldConvAffine},
       {"cse", "remove repeated computations", cse},
       {"dce", "remove ops whose results are unused", dce},
       {"channels-last", "CPU convs and pools on [N, spatial..., C] tensors, transposes sunk to the network's edges",

@@ -233,6 +233,13 @@ bool planProgram(Session& s, const std::string& file, const std::string& funcNam
   std::vector<const PassInfo*> rest;
   for (const PassInfo* p : defaultPipeline())
     if (p != lookupPass("infer-shapes")) rest.push_back(p);
+  // The file constants as read, before a pass can drop one (the artifact embeds them all: ModelPlan::sourceFiles).
+  std::vector<std::pair<std::string, std::shared_ptr<const Tensor>>> sourceFiles;
+  for (const auto& f : s.module->funcs)
+    walkOps(f->ops, [&](Operation& op) {
+      const Attribute* v = op.kind == OpKind::Constant ? op.attr("value") : nullptr;
+      if (v && v->kind == Attribute::Kind::File && v->data) sourceFiles.emplace_back(v->s, v->data);
+    });
   if (!runSessionPasses(s, rest, opts.gpu ? KernelTarget::Gpu : KernelTarget::Cpu)) return false;
   s.func = funcName.empty() ? s.module->entry() : s.module->lookup(funcName);
   if (!s.func) {
@@ -245,6 +252,7 @@ bool planProgram(Session& s, const std::string& file, const std::string& funcNam
   s.solver = &s.solvers->of(*s.func);
   const Operation* failed = nullptr;
   std::string e = s.stage("plan kernels", [&] { return codegen::planModel(*s.func, *s.solver, opts, s.plan, &failed); });
+  s.plan.sourceFiles = std::move(sourceFiles);
   if (!e.empty()) {
     // At the kernel's source line when the fusion kept one (the op it grew from).
     if (failed && failed->loc.valid()) s.diags->error(failed->loc, "cannot compile @" + s.func->name + ": " + e);
