@@ -52,9 +52,13 @@ class Rewriter {
 
   /// Step 1 on every eligible conv and pool; false on an internal verification failure (reported).
   bool convert() {
+    // Decided on the program as it is, before any op is replaced.
+    std::set<const Operation*> chosen;
+    for (const auto& op : f_.ops)
+      if (eligible(*op) && hasNeighbour(*op)) chosen.insert(op.get());
     for (size_t i = 0; i < f_.ops.size(); ++i) {
       Operation& op = *f_.ops[i];
-      if (!eligible(op)) continue;
+      if (!chosen.count(&op)) continue;
       const size_t r = op.operands[0]->type.rank();
       auto toLast = transpose(op.operands[0], channelsLastPerm(r), op.loc, toLast_);
       if (!toLast) return false;
@@ -184,6 +188,46 @@ class Rewriter {
     }
     op->name = name;
     if (after) after->name = freshName(f_, name + ".t");
+  }
+
+  /// Ops a channels-last value may pass through on its way between two convs or pools (what step 2 sinks
+  /// through).
+  static bool passesLayout(const Operation& op) {
+    switch (op.info().category) {
+      case OpCategory::Unary: case OpCategory::Cast: case OpCategory::Binary: case OpCategory::Logical:
+      case OpCategory::Compare: case OpCategory::Select: case OpCategory::Concat: case OpCategory::Reduce:
+        return op.kind != OpKind::ArgMax;
+      default:
+        return false;
+    }
+  }
+
+  /// True when another eligible conv or pool reads what `op` makes, or makes what it reads, through ops the
+  /// layout passes (at most kReach of them): a conv alone would only gain a transpose on each side.
+  bool hasNeighbour(const Operation& op) const {
+    constexpr size_t kReach = 64;
+    std::set<const Operation*> seen = {&op};
+    std::vector<const Operation*> work;
+    for (Operation* u : usersOf(f_, op.result())) work.push_back(u);
+    while (!work.empty() && seen.size() < kReach) {
+      const Operation* u = work.back();
+      work.pop_back();
+      if (!seen.insert(u).second) continue;
+      if (eligible(*u)) return true;
+      if (passesLayout(*u))
+        for (Operation* w : usersOf(f_, u->result())) work.push_back(w);
+    }
+    seen = {&op};
+    work = {op.operands[0]->def};
+    while (!work.empty() && seen.size() < kReach) {
+      const Operation* d = work.back();
+      work.pop_back();
+      if (!d || !seen.insert(d).second) continue;
+      if (eligible(*d)) return true;
+      if (passesLayout(*d))
+        for (const Value* v : d->operands) work.push_back(v->def);
+    }
+    return false;
   }
 
   /// f32 (the CPU's oneDNN calls take f32), 1 to 3 spatial dims, not yet channels-last.
