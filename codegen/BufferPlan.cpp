@@ -5,6 +5,7 @@
 #include <set>
 
 #include "codegen/gpu/GpuKernels.h"
+#include "codegen/gpu/GpuScatter.h"
 #include "codegen/KernelCommon.h"
 #include "codegen/LibraryPlan.h"
 
@@ -105,6 +106,12 @@ BufferPlan planBuffers(const ModelPlan& plan, bool gpu) {
         bp.tempSlot[{&op, name}] = slot;
         bp.slotTemps[slot].push_back(t);
       }
+    }
+    // A GPU scatter without reduction: one i64 per row, its last update (codegen/gpu/GpuScatter.h).
+    if (gpu && k && k->scatter && gpuScatterNeedsWorkspace(*k->scatter)) {
+      size_t slot = acquire(slotFreeAt, i, i);
+      bp.tempSlot[{&op, "ws"}] = slot;
+      bp.slotTemps[slot].push_back(Type{DType::I64, {gpuScatterWorkspace(*k->scatter)}});
     }
     // Split and tile-split versions (GPU) and row-split versions (CPU): the workspace of
     // partial reductions, one per op.

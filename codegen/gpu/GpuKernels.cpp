@@ -30,6 +30,7 @@
 #include "codegen/KernelCommon.h"
 #include "codegen/LibraryPlan.h"
 #include "codegen/ReductionLowering.h"
+#include "codegen/gpu/GpuScatter.h"
 
 // The NVPTX initialisers are C functions of libLLVM.
 extern "C" {
@@ -240,6 +241,38 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
         });
         kernels.push_back(g);
       }
+    }
+    if (k.scatter || k.scan) {
+      // A scatter or cumsum: its launches in order (GpuScatter.h), each a grid-stride entry over its thread
+      // units, taking the fusion's operands, then the result and the workspace (when it has one).
+      DataKernel dk;
+      std::string base = cIdentifier(k.symbol);
+      std::string e = k.scatter ? lowerGpuScatter(*k.scatter, cm, base + "_body", dk)
+                                : lowerGpuScan(*k.scan, cm, base + "_body", dk);
+      if (!e.empty()) return "kernel " + k.symbol + ": " + e;
+      size_t nIn = k.fusion->operands.size(), nOut = dk.hasWorkspace ? 2 : 1;
+      for (size_t l = 0; l < dk.launches.size(); ++l) {
+        llvm::Function* bodyFn = m.getFunction(dk.launches[l].name);
+        bodyFn->setLinkage(llvm::GlobalValue::InternalLinkage);
+        bodyFn->addFnAttr(llvm::Attribute::AlwaysInline);
+        GpuKernel g;
+        g.entry = base + "_" + dk.launches[l].step;
+        g.kernel = ki;
+        g.phase = static_cast<int>(l);
+        g.symbols = dk.symbols;
+        g.threadUnits = dk.launches[l].units;
+        gridStrideEntry(m, g.entry, nIn + nOut, g.symbols.size(),
+                        [&](llvm::IRBuilder<>& b, llvm::Function* fn, llvm::Value* u) {
+                          std::vector<llvm::Value*> ins, outs, sizes;
+                          for (size_t q = 0; q < nIn; ++q) ins.push_back(fn->getArg(q));
+                          for (size_t q = 0; q < nOut; ++q) outs.push_back(fn->getArg(nIn + q));
+                          for (size_t s = 0; s < g.symbols.size(); ++s) sizes.push_back(fn->getArg(nIn + nOut + s));
+                          b.CreateCall(bodyFn, {stackArray(b, fn, b.getPtrTy(), ins), stackArray(b, fn, b.getPtrTy(), outs),
+                                                stackArray(b, fn, b.getInt64Ty(), sizes), u, b.CreateAdd(u, b.getInt64(1))});
+                        });
+        kernels.push_back(g);
+      }
+      continue;
     }
     if (!k.hasKernel) continue;
     for (size_t v = 0; v < k.versions.size(); ++v) {

@@ -129,6 +129,16 @@ void HostEmitter::launchGpuVersion(const KernelPlan& k, size_t kIndex, size_t v,
     if (g.kernel == kIndex && g.version == v && g.copyOf.empty()) launchGpu(g, ins, withWs);
 }
 
+// A scatter or cumsum (codegen/gpu/GpuScatter.h): its launches in order on the stream, each reading the fusion's
+// operands and writing the result and, for a scatter without reduction, the op's workspace.
+std::string HostEmitter::launchGpuData(const Operation& op, size_t kIndex) {
+  std::vector<llvm::Value*> ins, outs{address(op.result(0))};
+  for (const Value* v : op.operands) ins.push_back(address(v));
+  if (auto ws = buffers_.tempSlot.find({&op, "ws"}); ws != buffers_.tempSlot.end()) outs.push_back(slotPtr_[ws->second]);
+  for (const GpuKernel& g : gpu_->kernels)
+    if (g.kernel == kIndex) launchGpu(g, ins, outs);
+  return "";
+}
 
 const GpuKernel& HostEmitter::gpuKernel(size_t kernel, size_t version, const std::string& copyOf) {
   for (const GpuKernel& g : gpu_->kernels)

@@ -1,0 +1,52 @@
+// GPU kernels of `scatter` and `cumsum` (the library kernels of codegen/ScatterPlan.h): bodies in the KernelFn
+// convention that codegen/gpu/GpuKernels.cpp wraps in grid-stride PTX entries and tests run on the CPU.
+//
+// scatter, data viewed [rows, inner], updates [count, inner], in launches:
+//   copy   a thread per data element: result = data (skipped where they are one buffer); with reduction none
+//          it also sets the workspace's row slots to -1;
+//   mark   (reduction none only) a thread per update: atomic max of the update's number into its row's slot,
+//          so each row knows its last update (the interpreter's winner);
+//   write  a thread per update element: reduction none stores it when its update is its row's winner (one
+//          writer per element: deterministic); add/mul/max/min combine atomically (atomicrmw add/fadd/max/min
+//          where the dtype has one, a compare-and-swap loop on the element's bits otherwise).
+// An index outside [-rows, rows) writes nothing (the CPU reports it; the GPU does not, docs/gpu.md).
+//
+// cumsum, x viewed [outer, len, inner]: one launch, a thread per (outer, inner) column walking the axis with
+// the interpreter's running sum (floats in f64, each output rounded once; integers wrapping in 64 bits).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/Jit.h"
+#include "codegen/ScatterPlan.h"
+
+namespace dscc::codegen {
+
+/// One launch of a scatter or cumsum kernel: its body and its count of thread units.
+struct DataLaunch {
+  std::string name;  ///< the body function (KernelFn convention; [begin, end) are thread units)
+  std::string step;  ///< "copy", "mark", "write" or "scan"
+  DimExpr units;     ///< thread units of the launch
+};
+
+/// The launches of one scatter or cumsum kernel, run in order on one stream. Every body reads inputs = the
+/// fusion's operands in order and writes outputs = {result, workspace (when `workspace` is not 0)}; sizes =
+/// the values of `symbols`.
+struct DataKernel {
+  std::vector<std::string> symbols;  ///< the symbols of the plan's dims, sorted
+  std::vector<DataLaunch> launches;
+  bool hasWorkspace = false;       ///< outputs are {result, workspace} (a scatter without reduction), else {result}
+  DimExpr workspace = DimExpr(0);  ///< i64 slots of the workspace (rows)
+};
+
+/// True when a GPU scatter needs a workspace (reduction none), of gpuScatterWorkspace(p) i64 slots: one per row.
+bool gpuScatterNeedsWorkspace(const ScatterPlan& p);
+DimExpr gpuScatterWorkspace(const ScatterPlan& p);
+
+/// Adds the bodies of scatter `p` to `m` as functions `name` + ".copy", ".mark", ".write". Returns "" or an error.
+std::string lowerGpuScatter(const ScatterPlan& p, CodeModule& m, const std::string& name, DataKernel& out);
+/// Adds the body of cumsum `p` to `m` as function `name` + ".scan". Returns "" or an error.
+std::string lowerGpuScan(const ScanPlan& p, CodeModule& m, const std::string& name, DataKernel& out);
+
+}  // namespace dscc::codegen
