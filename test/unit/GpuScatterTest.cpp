@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -39,8 +41,9 @@ struct Program {
   Operation* kernel = nullptr;  // the scatter's or cumsum's fusion
 };
 
-// `text` through the default pipeline as `dscc compile --target=cuda:...` plans it.
-std::unique_ptr<Program> fusedProgram(const std::string& text) {
+// `text` through the default pipeline as `dscc compile --target=cuda:...` plans it; `kernel` is its `which`-th
+// scatter or cumsum kernel (null when it has fewer).
+std::unique_ptr<Program> fusedProgram(const std::string& text, size_t which = 0) {
   auto p = std::make_unique<Program>();
   p->diags.setCapture(true);
   int id = p->sm.addBuffer("test.dsc", text);
@@ -51,9 +54,11 @@ std::unique_ptr<Program> fusedProgram(const std::string& text) {
   PipelineOptions opts;
   opts.target = KernelTarget::Gpu;
   if (!runPasses(*p->mod, defaultPipeline(), p->diags, opts, out)) return nullptr;
+  size_t seen = 0;
   for (auto& op : p->fn->ops)
-    if (op->kind == OpKind::Fusion && (isScatterKernel(*op) || isScanKernel(*op))) p->kernel = op.get();
-  return p->kernel ? std::move(p) : nullptr;
+    if (op->kind == OpKind::Fusion && (isScatterKernel(*op) || isScanKernel(*op)) && seen++ == which)
+      p->kernel = op.get();
+  return p;
 }
 
 void fillRandom(Tensor& t, std::mt19937_64& rng) {
@@ -129,16 +134,8 @@ Lowered lower(const Program& p) {
   return l;
 }
 
-// Runs the kernel's launches on `inputs` (the function's arguments) at `threads` threads and compares its result
-// with `want`.
-void runAndCompare(const Program& p, Lowered& l, std::vector<Tensor>& inputs, const DimBindings& env, const Tensor& want,
-                   int threads, bool loose) {
-  std::vector<void*> in;
-  for (const Value* v : p.kernel->operands) {
-    auto it = std::find_if(p.fn->args.begin(), p.fn->args.end(), [&](const auto& a) { return a.get() == v; });
-    ASSERT_NE(it, p.fn->args.end()) << "operand %" << v->name << " is not an argument";
-    in.push_back(inputs[static_cast<size_t>(it - p.fn->args.begin())].bytes.data());
-  }
+// Runs `l`'s launches on the operand buffers `in` at `threads` threads and compares the result with `want`.
+void runKernel(Lowered& l, std::vector<void*>& in, const DimBindings& env, const Tensor& want, int threads, bool loose) {
   std::vector<uint8_t> res(want.bytes.size() + 64, 0xA5);
   std::vector<void*> out{res.data()};
   std::vector<int64_t> ws;
@@ -157,6 +154,19 @@ void runAndCompare(const Program& p, Lowered& l, std::vector<Tensor>& inputs, co
   ASSERT_EQ(compare(res, want, loose), "");
   for (size_t g = 0; g < 64; ++g) ASSERT_EQ(res[want.bytes.size() + g], 0xA5) << "write past the result";
   if (l.dk.hasWorkspace) ASSERT_EQ(ws.back(), 0x5A5A5A5A) << "write past the workspace";
+}
+
+// Runs the kernel's launches on `inputs` (the function's arguments) at `threads` threads and compares its result
+// with `want`.
+void runAndCompare(const Program& p, Lowered& l, std::vector<Tensor>& inputs, const DimBindings& env, const Tensor& want,
+                   int threads, bool loose) {
+  std::vector<void*> in;
+  for (const Value* v : p.kernel->operands) {
+    auto it = std::find_if(p.fn->args.begin(), p.fn->args.end(), [&](const auto& a) { return a.get() == v; });
+    ASSERT_NE(it, p.fn->args.end()) << "operand %" << v->name << " is not an argument";
+    in.push_back(inputs[static_cast<size_t>(it - p.fn->args.begin())].bytes.data());
+  }
+  runKernel(l, in, env, want, threads, loose);
 }
 
 const char* kReductions[] = {"none", "add", "mul", "max", "min"};
@@ -182,7 +192,7 @@ TEST_P(GpuScatter_, MatchesInterpreter) {
       text += "  %r = scatter %d, %i, %u {reduction = \"" + std::string(kReductions[red]) + "\"}\n  return %r\n}\n";
       SCOPED_TRACE(text);
       auto p = fusedProgram(text);
-      ASSERT_TRUE(p) << "cannot plan";
+      ASSERT_TRUE(p && p->kernel) << "cannot plan";
       Lowered l = lower(*p);
       ASSERT_TRUE(l.jit);
       std::mt19937_64 rng(1234 + red);
@@ -264,7 +274,7 @@ TEST_P(GpuScan_, MatchesInterpreter) {
              << "}\n  return %y\n}\n";
         SCOPED_TRACE(text.str());
         auto p = fusedProgram(text.str());
-        ASSERT_TRUE(p) << "cannot plan";
+        ASSERT_TRUE(p && p->kernel) << "cannot plan";
         Lowered l = lower(*p);
         ASSERT_TRUE(l.jit);
         for (auto [A, L, B] : kScanSizes) {
@@ -294,7 +304,7 @@ TEST(GpuScanRounding, HalfRoundsTheF64SumOnce) {
     std::string d(dtypeName(dt));
     SCOPED_TRACE(d);
     auto p = fusedProgram("func @f(%x: " + d + "[L]) -> " + d + "[L] {\n  %y = cumsum %x {axis = 0}\n  return %y\n}\n");
-    ASSERT_TRUE(p);
+    ASSERT_TRUE(p && p->kernel);
     Lowered l = lower(*p);
     ASSERT_TRUE(l.jit);
     std::vector<Tensor> inputs{Tensor::zeros(dt, {3})};
@@ -307,6 +317,76 @@ TEST(GpuScanRounding, HalfRoundsTheF64SumOnce) {
     ASSERT_EQ(want[0].getF(2), 1.0 + std::ldexp(1.0, 1 - h));
     runAndCompare(*p, l, inputs, env, want[0], 1, false);
   }
+}
+
+// One program of the random batch (test/numeric/random_programs.py --scans --target cuda:sm_90 --emulate runs
+// this per program): every scatter and cumsum kernel of DSCC_EMU_PROGRAM, its operands as the interpreter computes
+// them from random arguments (i64 arguments are the scatters' indices: -1 and 0, in range of any non-empty dim 0,
+// repeated and negative), at every size of DSCC_EMU_SIZES ("N=3,M=2;N=1,M=1"). Skipped without them.
+TEST(GpuScatterBatch, Program) {
+  const char* path = std::getenv("DSCC_EMU_PROGRAM");
+  const char* sizeText = std::getenv("DSCC_EMU_SIZES");
+  if (!path || !sizeText) GTEST_SKIP() << "DSCC_EMU_PROGRAM and DSCC_EMU_SIZES name a program of the random batch";
+  std::ifstream file(path);
+  ASSERT_TRUE(file) << "cannot read " << path;
+  std::stringstream text;
+  text << file.rdbuf();
+  std::vector<DimBindings> sizeList;
+  std::stringstream all(sizeText);
+  for (std::string one; std::getline(all, one, ';');) {
+    DimBindings b;
+    std::stringstream kvs(one);
+    for (std::string kv; std::getline(kvs, kv, ',');)
+      if (size_t eq = kv.find('='); eq != std::string::npos) b[kv.substr(0, eq)] = std::stoll(kv.substr(eq + 1));
+    sizeList.push_back(b);
+  }
+  int kernels = 0, ran = 0;
+  std::mt19937_64 rng(5);
+  // Each kernel on a fresh parse: the function is rewritten to return the kernel's operands and result.
+  for (size_t k = 0;; ++k) {
+    auto p = fusedProgram(text.str(), k);
+    ASSERT_TRUE(p) << "cannot plan " << path;
+    if (!p->kernel) break;
+    SCOPED_TRACE("kernel %" + p->kernel->result()->name);
+    ++kernels;
+    Lowered l = lower(*p);
+    ASSERT_TRUE(l.jit);
+    Function& f = *p->fn;
+    std::vector<Value*> rets(p->kernel->operands.begin(), p->kernel->operands.end());
+    rets.push_back(p->kernel->result());
+    f.returns = rets;
+    f.resultTypes.clear();
+    for (Value* v : rets) f.resultTypes.push_back(v->type);
+    bool floatRace = false;
+    if (isScatterKernel(*p->kernel)) {
+      ScatterPlan sp;
+      ASSERT_EQ(planScatterKernel(*p->kernel, true, sp), "");
+      floatRace = isFloat(sp.dtype) && (sp.reduction == ScatterReduction::Add || sp.reduction == ScatterReduction::Mul);
+    }
+    for (const DimBindings& size : sizeList) {
+      std::ostringstream st;
+      for (const auto& [name, v] : size) st << name << "=" << v << " ";
+      SCOPED_TRACE(st.str());
+      std::vector<Tensor> inputs;
+      for (const auto& a : f.args) {
+        std::vector<int64_t> shape;
+        for (const DimExpr& d : a->type.dims) shape.push_back(*d.evaluate(size));
+        inputs.push_back(Tensor::zeros(a->type.dtype, shape));
+        fillRandom(inputs.back(), rng);
+        if (a->type.dtype == DType::I64)
+          for (int64_t i = 0; i < inputs.back().numel(); ++i) inputs.back().setI(i, -static_cast<int64_t>(rng() % 2));
+      }
+      std::vector<Tensor> vals;
+      DimBindings env;
+      ASSERT_TRUE(interpret(f, inputs, vals, p->diags, &env)) << p->diagText.str();
+      std::vector<void*> in;
+      for (size_t i = 0; i + 1 < vals.size(); ++i) in.push_back(vals[i].bytes.data());
+      runKernel(l, in, env, vals.back(), 1, false);
+      runKernel(l, in, env, vals.back(), 8, floatRace);
+      ++ran;
+    }
+  }
+  std::printf("emulated: %d scatter and cumsum kernels, %d (kernel, size) runs\n", kernels, ran);
 }
 
 }  // namespace
