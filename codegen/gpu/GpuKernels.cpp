@@ -251,16 +251,22 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
                                 : lowerGpuScan(*k.scan, cm, base + "_body", dk);
       if (!e.empty()) return "kernel " + k.symbol + ": " + e;
       size_t nIn = k.fusion->operands.size(), nOut = dk.hasWorkspace ? 2 : 1;
-      for (size_t l = 0; l < dk.launches.size(); ++l) {
-        llvm::Function* bodyFn = m.getFunction(dk.launches[l].name);
+      // Version 0: the launches; version 1: a cumsum's chunked form (the host picks, gpuScanTakesChunks).
+      std::vector<std::pair<size_t, const DataLaunch*>> all;
+      for (const DataLaunch& l : dk.launches) all.push_back({0, &l});
+      for (const DataLaunch& l : dk.longLaunches) all.push_back({1, &l});
+      for (size_t l = 0; l < all.size(); ++l) {
+        const DataLaunch& launch = *all[l].second;
+        llvm::Function* bodyFn = m.getFunction(launch.name);
         bodyFn->setLinkage(llvm::GlobalValue::InternalLinkage);
         bodyFn->addFnAttr(llvm::Attribute::AlwaysInline);
         GpuKernel g;
-        g.entry = base + "_" + dk.launches[l].step;
+        g.entry = base + "_" + launch.step;
         g.kernel = ki;
+        g.version = all[l].first;
         g.phase = static_cast<int>(l);
         g.symbols = dk.symbols;
-        g.threadUnits = dk.launches[l].units;
+        g.threadUnits = launch.units;
         gridStrideEntry(m, g.entry, nIn + nOut, g.symbols.size(),
                         [&](llvm::IRBuilder<>& b, llvm::Function* fn, llvm::Value* u) {
                           std::vector<llvm::Value*> ins, outs, sizes;

@@ -254,52 +254,143 @@ std::string lowerGpuScatter(const ScatterPlan& p, CodeModule& m, const std::stri
   return "";
 }
 
-std::string lowerGpuScan(const ScanPlan& p, CodeModule& m, const std::string& name, DataKernel& out) {
-  out = DataKernel();
-  if (p.dtype == DType::I1) return "codegen: cumsum of i1 has no sum";
-  out.symbols = symbolsOf({&p.outer, &p.len, &p.inner});
+DimExpr gpuScanChunks(const ScanPlan& p, int64_t chunk) { return DimExpr::ceilDiv(p.len, DimExpr(chunk)); }
+DimExpr gpuScanWorkspace(const ScanPlan& p, int64_t chunk) { return p.outer * p.inner * gpuScanChunks(p, chunk); }
+
+namespace {
+
+// Walks steps [from, to) of column (o, i) of cumsum `p` from the running sum `start` (f64 for floats, i64 for
+// integers), storing each output when `store`; returns the sum after the last step. Step s is element
+// t = s (t = len - 1 - s when reverse) of the axis.
+llvm::Value* walkColumn(Unit& c, const ScanPlan& p, llvm::Value* o, llvm::Value* i, llvm::Value* from, llvm::Value* to,
+                        llvm::Value* start, bool store) {
+  llvm::IRBuilder<>& b = c.b;
   const DType dt = p.dtype;
   const bool fl = isFloat(dt);
-  std::string e = unitLoop(m, name + ".scan", p.x + 1, 1, out.symbols, {&p.len, &p.inner}, [&](Unit& c) {
-    llvm::IRBuilder<>& b = c.b;
-    llvm::Value* inner = c.dims.emit(p.inner);
-    llvm::Value* len = c.dims.emit(p.len);
-    // Column u = (o, i): consecutive threads take consecutive i, so a warp's loads and stores are coalesced.
-    llvm::Value* o = b.CreateUDiv(c.u, inner);
-    llvm::Value* i = b.CreateSub(c.u, b.CreateMul(o, inner));
-    llvm::Value* base = b.CreateAdd(b.CreateMul(b.CreateMul(o, len), inner), i);
-    llvm::Type* acc = fl ? b.getDoubleTy() : b.getInt64Ty();
-    llvm::Type* st = storageType(b.getContext(), dt);
-    const llvm::Align align(dtypeSize(dt));
-    llvm::BasicBlock* from = b.GetInsertBlock();
-    llvm::Function* fn = from->getParent();
-    auto* loop = llvm::BasicBlock::Create(b.getContext(), "step", fn);
-    auto* done = llvm::BasicBlock::Create(b.getContext(), "column.done", fn);
-    b.CreateCondBr(b.CreateICmpSGT(len, b.getInt64(0)), loop, done);
-    b.SetInsertPoint(loop);
-    llvm::PHINode* s = b.CreatePHI(b.getInt64Ty(), 2, "s");
-    llvm::PHINode* sum = b.CreatePHI(acc, 2, "sum");
-    s->addIncoming(b.getInt64(0), from);
-    sum->addIncoming(fl ? llvm::ConstantFP::get(acc, 0.0) : b.getInt64(0), from);
-    llvm::Value* t = p.attrs.reverse ? b.CreateSub(b.CreateSub(len, b.getInt64(1)), s) : s;
-    llvm::Value* at = b.CreateAdd(base, b.CreateMul(t, inner));
-    llvm::Value* x = loadElement(b, dt, b.CreateInBoundsGEP(st, c.ins[p.x], at), 0, /*invariant=*/true);
-    x = fl ? b.CreateFPExt(x, acc) : b.CreateSExt(x, acc);
-    llvm::Value* next = fl ? b.CreateFAdd(sum, x) : b.CreateAdd(sum, x);
+  llvm::Value* inner = c.dims.emit(p.inner);
+  llvm::Value* len = c.dims.emit(p.len);
+  llvm::Value* base = b.CreateAdd(b.CreateMul(b.CreateMul(o, len), inner), i);
+  llvm::Type* st = storageType(b.getContext(), dt);
+  llvm::BasicBlock* entry = b.GetInsertBlock();
+  llvm::Function* fn = entry->getParent();
+  auto* loop = llvm::BasicBlock::Create(b.getContext(), "step", fn);
+  auto* done = llvm::BasicBlock::Create(b.getContext(), "walk.done", fn);
+  b.CreateCondBr(b.CreateICmpSLT(from, to), loop, done);
+  b.SetInsertPoint(loop);
+  llvm::PHINode* s = b.CreatePHI(b.getInt64Ty(), 2, "s");
+  llvm::PHINode* sum = b.CreatePHI(start->getType(), 2, "sum");
+  s->addIncoming(from, entry);
+  sum->addIncoming(start, entry);
+  llvm::Value* t = p.attrs.reverse ? b.CreateSub(b.CreateSub(len, b.getInt64(1)), s) : s;
+  llvm::Value* at = b.CreateAdd(base, b.CreateMul(t, inner));
+  llvm::Value* x = loadElement(b, dt, b.CreateInBoundsGEP(st, c.ins[p.x], at), 0, /*invariant=*/true);
+  x = fl ? b.CreateFPExt(x, start->getType()) : b.CreateSExt(x, start->getType());
+  llvm::Value* next = fl ? b.CreateFAdd(sum, x) : b.CreateAdd(sum, x);
+  if (store) {
     llvm::Value* y = p.attrs.exclusive ? static_cast<llvm::Value*>(sum) : next;
     llvm::Value* stored;
     if (dt == DType::F16 || dt == DType::BF16) stored = halfFromDouble(b, dt, y);
     else if (fl) stored = b.CreateFPTrunc(y, st);  // f64: itself
     else stored = b.CreateTrunc(y, st);
-    b.CreateAlignedStore(stored, b.CreateInBoundsGEP(st, c.outs[0], at), align);
-    llvm::Value* s1 = b.CreateAdd(s, b.getInt64(1));
-    s->addIncoming(s1, b.GetInsertBlock());
-    sum->addIncoming(next, b.GetInsertBlock());
-    b.CreateCondBr(b.CreateICmpSLT(s1, len), loop, done);
+    b.CreateAlignedStore(stored, b.CreateInBoundsGEP(st, c.outs[0], at), llvm::Align(dtypeSize(dt)));
+  }
+  llvm::Value* s1 = b.CreateAdd(s, b.getInt64(1));
+  llvm::BasicBlock* latch = b.GetInsertBlock();
+  s->addIncoming(s1, latch);
+  sum->addIncoming(next, latch);
+  b.CreateCondBr(b.CreateICmpSLT(s1, to), loop, done);
+  b.SetInsertPoint(done);
+  llvm::PHINode* last = b.CreatePHI(start->getType(), 2, "walked");
+  last->addIncoming(start, entry);
+  last->addIncoming(next, latch);
+  return last;
+}
+
+// Column `col` of cumsum `p` as (o, i): consecutive columns are consecutive i, so neighbouring threads touch
+// neighbouring elements.
+std::pair<llvm::Value*, llvm::Value*> columnOf(Unit& c, const ScanPlan& p, llvm::Value* col) {
+  llvm::Value* inner = c.dims.emit(p.inner);
+  llvm::Value* o = c.b.CreateUDiv(col, inner);
+  return {o, c.b.CreateSub(col, c.b.CreateMul(o, inner))};
+}
+
+}  // namespace
+
+std::string lowerGpuScan(const ScanPlan& p, CodeModule& m, const std::string& name, DataKernel& out, int64_t chunk) {
+  out = DataKernel();
+  if (p.dtype == DType::I1) return "codegen: cumsum of i1 has no sum";
+  if (chunk < 1) return "codegen: a cumsum chunk needs at least one element";
+  out.symbols = symbolsOf({&p.outer, &p.len, &p.inner});
+  out.hasWorkspace = true;
+  out.chunk = chunk;
+  out.workspace = gpuScanWorkspace(p, chunk);
+  const bool fl = isFloat(p.dtype);
+  const DimExpr columns = p.outer * p.inner, chunks = gpuScanChunks(p, chunk);
+  auto zero = [&](llvm::IRBuilder<>& b) -> llvm::Value* {
+    return fl ? llvm::ConstantFP::get(b.getDoubleTy(), 0.0) : static_cast<llvm::Value*>(b.getInt64(0));
+  };
+  // Columns: a thread walks a whole column.
+  std::string e = unitLoop(m, name + ".scan", p.x + 1, 2, out.symbols, {&p.len, &p.inner}, [&](Unit& c) {
+    auto [o, i] = columnOf(c, p, c.u);
+    walkColumn(c, p, o, i, c.b.getInt64(0), c.dims.emit(p.len), zero(c.b), true);
+  });
+  if (!e.empty()) return e;
+  out.launches.push_back({name + ".scan", "scan", columns});
+  // Chunks: unit u = (chunk k, column col), col fastest; partial sums in the workspace at col * chunks + k.
+  auto chunkUnit = [&](Unit& c, bool store) {
+    llvm::IRBuilder<>& b = c.b;
+    llvm::Value* cols = c.dims.emit(columns);
+    llvm::Value* k = b.CreateUDiv(c.u, cols);
+    llvm::Value* col = b.CreateSub(c.u, b.CreateMul(k, cols));
+    auto [o, i] = columnOf(c, p, col);
+    llvm::Value* from = b.CreateMul(k, b.getInt64(chunk));
+    llvm::Value* to = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateAdd(from, b.getInt64(chunk)),
+                                              c.dims.emit(p.len));
+    llvm::Value* slot = b.CreateInBoundsGEP(b.getInt64Ty(), c.outs[1],
+                                            b.CreateAdd(b.CreateMul(col, c.dims.emit(chunks)), k));
+    if (!store) {
+      llvm::Value* sum = walkColumn(c, p, o, i, from, to, zero(b), false);
+      b.CreateAlignedStore(fl ? b.CreateBitCast(sum, b.getInt64Ty()) : sum, slot, llvm::Align(8));
+      return;
+    }
+    llvm::Value* start = b.CreateAlignedLoad(b.getInt64Ty(), slot, llvm::Align(8));
+    walkColumn(c, p, o, i, from, to, fl ? b.CreateBitCast(start, b.getDoubleTy()) : start, true);
+  };
+  e = unitLoop(m, name + ".sums", p.x + 1, 2, out.symbols, {&p.len, &p.inner, &columns, &chunks},
+               [&](Unit& c) { chunkUnit(c, false); });
+  if (!e.empty()) return e;
+  // offsets: a thread per column turns its chunks' sums into the running sum before each chunk, in chunk order.
+  e = unitLoop(m, name + ".offsets", p.x + 1, 2, out.symbols, {&chunks}, [&](Unit& c) {
+    llvm::IRBuilder<>& b = c.b;
+    llvm::Value* n = c.dims.emit(chunks);
+    llvm::Value* first = b.CreateInBoundsGEP(b.getInt64Ty(), c.outs[1], b.CreateMul(c.u, n));
+    llvm::BasicBlock* entry = b.GetInsertBlock();
+    llvm::Function* fn = entry->getParent();
+    auto* loop = llvm::BasicBlock::Create(b.getContext(), "chunk", fn);
+    auto* done = llvm::BasicBlock::Create(b.getContext(), "chunks.done", fn);
+    b.CreateCondBr(b.CreateICmpSGT(n, b.getInt64(0)), loop, done);
+    b.SetInsertPoint(loop);
+    llvm::PHINode* k = b.CreatePHI(b.getInt64Ty(), 2, "k");
+    llvm::PHINode* run = b.CreatePHI(fl ? b.getDoubleTy() : b.getInt64Ty(), 2, "run");
+    k->addIncoming(b.getInt64(0), entry);
+    run->addIncoming(zero(b), entry);
+    llvm::Value* slot = b.CreateInBoundsGEP(b.getInt64Ty(), first, k);
+    llvm::Value* v = b.CreateAlignedLoad(b.getInt64Ty(), slot, llvm::Align(8));
+    b.CreateAlignedStore(fl ? b.CreateBitCast(run, b.getInt64Ty()) : static_cast<llvm::Value*>(run), slot, llvm::Align(8));
+    llvm::Value* next = fl ? b.CreateFAdd(run, b.CreateBitCast(v, b.getDoubleTy())) : b.CreateAdd(run, v);
+    llvm::Value* k1 = b.CreateAdd(k, b.getInt64(1));
+    k->addIncoming(k1, loop);
+    run->addIncoming(next, loop);
+    b.CreateCondBr(b.CreateICmpSLT(k1, n), loop, done);
     b.SetInsertPoint(done);
   });
   if (!e.empty()) return e;
-  out.launches.push_back({name + ".scan", "scan", p.outer * p.inner});
+  e = unitLoop(m, name + ".chunks", p.x + 1, 2, out.symbols, {&p.len, &p.inner, &columns, &chunks},
+               [&](Unit& c) { chunkUnit(c, true); });
+  if (!e.empty()) return e;
+  out.longLaunches = {{name + ".sums", "sums", columns * chunks},
+                      {name + ".offsets", "offsets", columns},
+                      {name + ".chunks", "chunks", columns * chunks}};
   return "";
 }
 

@@ -11,8 +11,14 @@
 //          where the dtype has one, a compare-and-swap loop on the element's bits otherwise).
 // An index outside [-rows, rows) writes nothing (the CPU reports it; the GPU does not, docs/gpu.md).
 //
-// cumsum, x viewed [outer, len, inner]: one launch, a thread per (outer, inner) column walking the axis with
-// the interpreter's running sum (floats in f64, each output rounded once; integers wrapping in 64 bits).
+// cumsum, x viewed [outer, len, inner], in one of two forms (the host picks by size, gpuScanTakesChunks):
+//   columns  one launch, a thread per (outer, inner) column walking the axis with the interpreter's running sum
+//            (floats in f64, each output rounded once: its bits; integers wrapping in 64 bits);
+//   chunks   for few long columns: the axis cut into chunks of `chunk` steps; `sums` (a thread per chunk and
+//            column: the chunk's sum into the workspace), `offsets` (a thread per column: the chunks' sums turned
+//            into the running sum before each, in chunk order), `chunks` (a thread per chunk and column: the walk
+//            again from its offset, storing). Integers are exact; floats are the f64 sum associated by chunk, so
+//            an output may differ from the interpreter's by rounding (f32: 1 ulp, rarely). Deterministic either way.
 #pragma once
 
 #include <string>
@@ -31,14 +37,22 @@ struct DataLaunch {
 };
 
 /// The launches of one scatter or cumsum kernel, run in order on one stream. Every body reads inputs = the
-/// fusion's operands in order and writes outputs = {result, workspace (when `workspace` is not 0)}; sizes =
-/// the values of `symbols`.
+/// fusion's operands in order and writes outputs = {result, workspace (when hasWorkspace)}; sizes = the values
+/// of `symbols`.
 struct DataKernel {
   std::vector<std::string> symbols;  ///< the symbols of the plan's dims, sorted
   std::vector<DataLaunch> launches;
-  bool hasWorkspace = false;       ///< outputs are {result, workspace} (a scatter without reduction), else {result}
-  DimExpr workspace = DimExpr(0);  ///< i64 slots of the workspace (rows)
+  /// A cumsum's chunked form (run instead of `launches` where gpuScanTakesChunks), and its chunk length.
+  std::vector<DataLaunch> longLaunches;
+  int64_t chunk = 0;
+  bool hasWorkspace = false;       ///< outputs are {result, workspace} (a scatter without reduction, a cumsum)
+  DimExpr workspace = DimExpr(0);  ///< i64 slots of the workspace (a scatter: rows; a cumsum: columns x chunks)
 };
+
+/// Steps of the axis per thread in a cumsum's chunked form, as compiled.
+constexpr int64_t kGpuScanChunk = 256;
+/// The chunked form runs where the columns are fewer than this (too few threads walking) and longer than a chunk.
+constexpr int64_t kGpuScanChunkColumnsMax = 16384;
 
 /// True when a GPU scatter needs a workspace (reduction none), of gpuScatterWorkspace(p) i64 slots: one per row.
 bool gpuScatterNeedsWorkspace(const ScatterPlan& p);
@@ -46,7 +60,12 @@ DimExpr gpuScatterWorkspace(const ScatterPlan& p);
 
 /// Adds the bodies of scatter `p` to `m` as functions `name` + ".copy", ".mark", ".write". Returns "" or an error.
 std::string lowerGpuScatter(const ScatterPlan& p, CodeModule& m, const std::string& name, DataKernel& out);
-/// Adds the body of cumsum `p` to `m` as function `name` + ".scan". Returns "" or an error.
-std::string lowerGpuScan(const ScanPlan& p, CodeModule& m, const std::string& name, DataKernel& out);
+/// Chunks of `chunk` steps per column of cumsum `p`, and its workspace: one i64 slot per column and chunk.
+DimExpr gpuScanChunks(const ScanPlan& p, int64_t chunk);
+DimExpr gpuScanWorkspace(const ScanPlan& p, int64_t chunk);
+/// Adds the bodies of cumsum `p` to `m`: `name` + ".scan" (columns), ".sums", ".offsets", ".chunks" (chunks of
+/// `chunk` steps). Returns "" or an error.
+std::string lowerGpuScan(const ScanPlan& p, CodeModule& m, const std::string& name, DataKernel& out,
+                         int64_t chunk = kGpuScanChunk);
 
 }  // namespace dscc::codegen

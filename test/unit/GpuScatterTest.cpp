@@ -106,7 +106,8 @@ void runLaunch(KernelFn fn, void** in, void** out, const int64_t* sizes, int64_t
   for (auto& th : ts) th.join();
 }
 
-// The lowered kernel of `p`, JIT-compiled for the CPU.
+// The lowered kernel of `p`, JIT-compiled for the CPU; a cumsum's chunked form in chunks of 5 steps (the GPU's
+// are kGpuScanChunk), so that short axes span several.
 struct Lowered {
   std::unique_ptr<Jit> jit;
   DataKernel dk;
@@ -123,7 +124,7 @@ Lowered lower(const Program& p) {
   } else {
     ScanPlan sp;
     e = planScanKernel(*p.kernel, true, sp);
-    if (e.empty()) e = lowerGpuScan(sp, cm, "scan", l.dk);
+    if (e.empty()) e = lowerGpuScan(sp, cm, "scan", l.dk, 5);
   }
   EXPECT_EQ(e, "");
   if (!e.empty()) return l;
@@ -134,8 +135,10 @@ Lowered lower(const Program& p) {
   return l;
 }
 
-// Runs `l`'s launches on the operand buffers `in` at `threads` threads and compares the result with `want`.
-void runKernel(Lowered& l, std::vector<void*>& in, const DimBindings& env, const Tensor& want, int threads, bool loose) {
+// Runs `l`'s launches (`chunks`: a cumsum's chunked form) on the operand buffers `in` at `threads` threads and
+// compares the result with `want`.
+void runKernel(Lowered& l, std::vector<void*>& in, const DimBindings& env, const Tensor& want, int threads, bool loose,
+               bool chunks = false) {
   std::vector<uint8_t> res(want.bytes.size() + 64, 0xA5);
   std::vector<void*> out{res.data()};
   std::vector<int64_t> ws;
@@ -146,7 +149,7 @@ void runKernel(Lowered& l, std::vector<void*>& in, const DimBindings& env, const
   std::vector<int64_t> sizes;
   for (const std::string& s : l.dk.symbols) sizes.push_back(env.at(s));
   std::string err;
-  for (const DataLaunch& launch : l.dk.launches) {
+  for (const DataLaunch& launch : chunks ? l.dk.longLaunches : l.dk.launches) {
     auto fn = reinterpret_cast<KernelFn>(l.jit->lookup(launch.name, &err));
     ASSERT_TRUE(fn) << err;
     runLaunch(fn, in.data(), out.data(), sizes.data(), *launch.units.evaluate(env), threads);
@@ -159,14 +162,14 @@ void runKernel(Lowered& l, std::vector<void*>& in, const DimBindings& env, const
 // Runs the kernel's launches on `inputs` (the function's arguments) at `threads` threads and compares its result
 // with `want`.
 void runAndCompare(const Program& p, Lowered& l, std::vector<Tensor>& inputs, const DimBindings& env, const Tensor& want,
-                   int threads, bool loose) {
+                   int threads, bool loose, bool chunks = false) {
   std::vector<void*> in;
   for (const Value* v : p.kernel->operands) {
     auto it = std::find_if(p.fn->args.begin(), p.fn->args.end(), [&](const auto& a) { return a.get() == v; });
     ASSERT_NE(it, p.fn->args.end()) << "operand %" << v->name << " is not an argument";
     in.push_back(inputs[static_cast<size_t>(it - p.fn->args.begin())].bytes.data());
   }
-  runKernel(l, in, env, want, threads, loose);
+  runKernel(l, in, env, want, threads, loose, chunks);
 }
 
 const char* kReductions[] = {"none", "add", "mul", "max", "min"};
@@ -257,7 +260,7 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, GpuScatter_, ::testing::Combine(::testing::Valu
 
 // (A, L, B) around the axis in the middle; axes 0 and 2 run too.
 const std::vector<std::tuple<int64_t, int64_t, int64_t>> kScanSizes = {
-    {2, 5, 3}, {1, 1, 1}, {0, 3, 2}, {3, 0, 2}, {2, 4, 0}, {1, 300, 1}, {3, 17, 40}};
+    {2, 5, 3}, {1, 1, 1}, {0, 3, 2}, {3, 0, 2}, {2, 4, 0}, {1, 300, 1}, {3, 17, 40}, {1, 10, 1}, {2, 11, 1}};
 
 class GpuScan_ : public ::testing::TestWithParam<DType> {};
 
@@ -284,9 +287,12 @@ TEST_P(GpuScan_, MatchesInterpreter) {
           std::vector<Tensor> want;
           DimBindings env;
           ASSERT_TRUE(interpret(*p->fn, inputs, want, p->diags, &env)) << p->diagText.str();
-          // A column's sum is one thread's: bit for bit at any thread count.
+          // A column's sum is one thread's: bit for bit at any thread count. Chunks: integers exact, floats
+          // associated by chunk (within rounding).
           runAndCompare(*p, l, inputs, env, want[0], 1, false);
           runAndCompare(*p, l, inputs, env, want[0], 8, false);
+          runAndCompare(*p, l, inputs, env, want[0], 1, isFloat(dt), true);
+          runAndCompare(*p, l, inputs, env, want[0], 8, isFloat(dt), true);
         }
       }
 }
@@ -383,6 +389,7 @@ TEST(GpuScatterBatch, Program) {
       for (size_t i = 0; i + 1 < vals.size(); ++i) in.push_back(vals[i].bytes.data());
       runKernel(l, in, env, vals.back(), 1, false);
       runKernel(l, in, env, vals.back(), 8, floatRace);
+      if (!l.dk.longLaunches.empty()) runKernel(l, in, env, vals.back(), 8, isFloat(vals.back().dtype), true);
       ++ran;
     }
   }
