@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "codegen/LibraryPlan.h"
+#include "codegen/gpu/GpuScatter.h"
 
 namespace dscc::tools {
 namespace {
@@ -79,7 +80,17 @@ KernelExplain explainOne(const codegen::KernelPlan& k, size_t index, const DimBi
                scatterReductionName(s.reduction);
     } else {
       const codegen::ScanPlan& s = *k.scan;
-      e.blas = std::string(gpu ? "gpu cumsum (a thread per column): " : "dscc_cumsum: ") + std::string(dtypeName(s.dtype)) + " outer " + value(s.outer, env) +
+      // On the GPU the host picks the form by size (codegen/gpu/GpuScatter.h): name the one that runs.
+      std::string form = "a thread per column, or chunks of " + std::to_string(codegen::kGpuScanChunk) +
+                         " steps for fewer than " + std::to_string(codegen::kGpuScanChunkColumnsMax) +
+                         " columns longer than that";
+      auto cols = env ? (s.outer * s.inner).evaluate(*env) : std::nullopt;
+      auto len = env ? s.len.evaluate(*env) : std::nullopt;
+      if (cols && len)
+        form = *cols < codegen::kGpuScanChunkColumnsMax && *len > codegen::kGpuScanChunk
+                   ? "chunks of " + std::to_string(codegen::kGpuScanChunk) + " steps: sums, offsets, chunks"
+                   : "a thread per column";
+      e.blas = (gpu ? "gpu cumsum (" + form + "): " : std::string("dscc_cumsum: ")) + std::string(dtypeName(s.dtype)) + " outer " + value(s.outer, env) +
                " len " + value(s.len, env) + " inner " + value(s.inner, env) + (s.attrs.exclusive ? " exclusive" : "") +
                (s.attrs.reverse ? " reverse" : "");
     }

@@ -43,7 +43,7 @@ std::string unitLoop(CodeModule& m, const std::string& name, size_t nIn, size_t 
   for (size_t i = 0; i < nOut; ++i) outs.push_back(load(fn->getArg(1), i));
   DimEmitter dims(b, fn->getArg(2), symbols);
   for (const DimExpr* d : dimsUsed) dims.emit(*d);
-  Unit probe{b, ins, outs, dims, nullptr};
+  Unit state{b, ins, outs, dims, nullptr};
   llvm::Value* begin = fn->getArg(3);
   llvm::Value* end = fn->getArg(4);
   auto* loop = llvm::BasicBlock::Create(ctx, "unit", fn);
@@ -53,8 +53,8 @@ std::string unitLoop(CodeModule& m, const std::string& name, size_t nIn, size_t 
   b.SetInsertPoint(loop);
   llvm::PHINode* u = b.CreatePHI(b.getInt64Ty(), 2, "u");
   u->addIncoming(begin, entry);
-  probe.u = u;
-  unit(probe);
+  state.u = u;
+  unit(state);
   llvm::Value* next = b.CreateAdd(u, b.getInt64(1));
   u->addIncoming(next, b.GetInsertBlock());
   b.CreateCondBr(b.CreateICmpSLT(next, end), loop, done);
