@@ -79,7 +79,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from random_scans import ScanOps  # noqa: E402 - scatter and cumsum (--scans)
+from random_scans import ScanOps, emulate_scans  # noqa: E402 - scatter and cumsum (--scans)
 from random_windows import WindowOps  # noqa: E402 - conv and pool (--windows)
 from random_gather_range import check_gather_range  # noqa: E402 - an out-of-range gather index
 
@@ -724,16 +724,11 @@ def run_one(dscc, seed, k, target, keep, verbose, emulate=None, check_bounds=Fal
             for line in c.stdout.splitlines():
                 if line.startswith("emulated: "):
                     runs = int(line.split(",")[1].split()[0])
-            if scans and ("scatter " in text or "cumsum " in text):
-                # The scatter and cumsum kernels' GPU bodies, on CPU threads (GpuScatterTest.cpp).
-                c = subprocess.run([emulate, "--gtest_filter=GpuScatterBatch.Program"], capture_output=True, text=True,
-                                   timeout=600, env=env)
-                if c.returncode != 0 or "[  PASSED  ] 1 test" not in c.stdout:
-                    return fail(tag, "GPU scatter/cumsum emulation:\n" + c.stdout[-3000:] + c.stderr[-1000:], text,
-                                keep, k)
-                for line in c.stdout.splitlines():
-                    if line.startswith("emulated: "):
-                        runs += int(line.split(",")[1].split()[0])
+            if scans:
+                err, n = emulate_scans(emulate, env, text)
+                if err:
+                    return fail(tag, err, text, keep, k)
+                runs += n
             if verbose:
                 print("ok   %s (%d emulated runs)" % (tag, runs), flush=True)
             return True, tag, runs
