@@ -5,6 +5,7 @@
 #include <set>
 
 #include "codegen/gpu/GpuKernels.h"
+#include "codegen/gpu/GpuScatter.h"
 #include "codegen/KernelCommon.h"
 #include "codegen/LibraryPlan.h"
 
@@ -105,6 +106,14 @@ BufferPlan planBuffers(const ModelPlan& plan, bool gpu) {
         bp.tempSlot[{&op, name}] = slot;
         bp.slotTemps[slot].push_back(t);
       }
+    }
+    // A GPU scatter without reduction: one i64 per row, its last update; a GPU cumsum: one per column and chunk
+    // of its chunked form (codegen/gpu/GpuScatter.h).
+    if (gpu && k && ((k->scatter && gpuScatterNeedsWorkspace(*k->scatter)) || k->scan)) {
+      size_t slot = acquire(slotFreeAt, i, i);
+      bp.tempSlot[{&op, "ws"}] = slot;
+      bp.slotTemps[slot].push_back(Type{DType::I64, {k->scatter ? gpuScatterWorkspace(*k->scatter)
+                                                                 : gpuScanWorkspace(*k->scan, kGpuScanChunk)}});
     }
     // Split and tile-split versions (GPU) and row-split versions (CPU): the workspace of
     // partial reductions, one per op.

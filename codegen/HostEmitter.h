@@ -115,6 +115,8 @@ class HostEmitter {
   /// A scatter or cumsum kernel: one dscc_scatter / dscc_cumsum call (cpu/HostScatter.cpp).
   std::string emitScatterKernel(const Operation& op, const KernelPlan& k);
   std::string emitScanKernel(const Operation& op, const KernelPlan& k);
+  /// GPU: a scatter or cumsum kernel as its launches in order (gpu/HostGpu.cpp, gpu/GpuScatter.h).
+  std::string launchGpuData(const Operation& op, size_t kIndex);
   // The dscc_kernel_info constant of one launch of `k` (runtime/dscc_generated.h):
   // `function` (its version `version`) or a library call ("sgemm", "copy").
   // `countBytes` false: the launch reports no traffic (a RowSplit combine; the first launch counts the kernel's).

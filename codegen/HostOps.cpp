@@ -337,6 +337,7 @@ std::string HostEmitter::emitKernel(const Operation& op) {
   for (const auto& r : op.results) outs.push_back(address(r.get()));
   if (k->window) return emitWindowKernel(op, *k);
   if (k->rnn) return emitRnnKernel(op, *k);
+  if (gpu_ && (k->scatter || k->scan)) return launchGpuData(op, kIndex);
   if (k->scatter) return emitScatterKernel(op, *k);
   if (k->scan) return emitScanKernel(op, *k);
   if (!k->gemm) {

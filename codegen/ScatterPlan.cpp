@@ -1,4 +1,4 @@
-// Library kernels of one scatter or cumsum: the operands and sizes of their runtime calls (ScatterPlan.h).
+// Library kernels of one scatter or cumsum: their operands and sizes, for a runtime call or GPU launches (ScatterPlan.h).
 #include "codegen/ScatterPlan.h"
 
 #include <algorithm>
@@ -41,9 +41,6 @@ std::string planScatterKernel(const Operation& fusion, bool gpu, ScatterPlan& ou
   out = ScatterPlan();
   const Operation* op = findOp(fusion, OpKind::Scatter);
   if (!op) return "codegen: the library kernel holds no scatter";
-  // The CPU's form is a host-called routine (a copy, then rows written in index order); a GPU one needs a kernel
-  // of its own (atomics or a sort for the reductions), not written yet.
-  if (gpu) return "scatter on the GPU target is not supported yet";
   std::vector<size_t> idx;
   if (std::string e = alone(fusion, *op, idx); !e.empty()) return e;
   Location where;
@@ -58,6 +55,7 @@ std::string planScatterKernel(const Operation& fusion, bool gpu, ScatterPlan& ou
   out.count = product(op->operands[1]->type.dims, 0, op->operands[1]->type.rank());
   out.dtype = op->operands[0]->type.dtype;
   out.indexDType = op->operands[1]->type.dtype;
+  out.gpu = gpu;
   return "";
 }
 
@@ -65,7 +63,6 @@ std::string planScanKernel(const Operation& fusion, bool gpu, ScanPlan& out) {
   out = ScanPlan();
   const Operation* op = findOp(fusion, OpKind::CumSum);
   if (!op) return "codegen: the library kernel holds no cumsum";
-  if (gpu) return "cumsum on the GPU target is not supported yet";
   std::vector<size_t> idx;
   if (std::string e = alone(fusion, *op, idx); !e.empty()) return e;
   const Type& t = op->operands[0]->type;
@@ -77,6 +74,7 @@ std::string planScanKernel(const Operation& fusion, bool gpu, ScanPlan& out) {
   out.len = t.dims[out.attrs.axis];
   out.inner = product(t.dims, out.attrs.axis + 1, t.rank());
   out.dtype = t.dtype;
+  out.gpu = gpu;
   return "";
 }
 

@@ -41,7 +41,7 @@ KernelKind kernelKind(const std::vector<Operation*>& ops, const KindQueries& q, 
       why = "generic: %" + o->result()->name + " (matmul): " + no;
       return KernelKind::Generic;
     } else if (classify(*o, freeOps) == Cls::Matmul) {
-      return KernelKind::Library;  // conv, pool, rnn, scatter, cumsum: runtime calls (the GPU refuses them at the op for now)
+      return KernelKind::Library;  // conv, pool, rnn, scatter, cumsum: runtime calls (GPU: scatter, cumsum are kernels of ours)
     }
   for (Operation* o : ops)
     if (classify(*o, freeOps) != Cls::Composite && !readsAtKernelIndex(*o)) {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "codegen/LibraryPlan.h"
+#include "codegen/gpu/GpuScatter.h"
 
 namespace dscc::tools {
 namespace {
@@ -68,19 +69,32 @@ KernelExplain explainOne(const codegen::KernelPlan& k, size_t index, const DimBi
     return e;
   }
   if (k.scatter || k.scan) {
-    // A scatter or cumsum: one runtime call (copy then write; a running sum), no generated kernel.
+    // A scatter or cumsum: on the CPU one runtime call (copy then write; a running sum), on the GPU the launches
+    // of codegen/gpu/GpuScatter.h (copy, last-writer marks, writes; a thread per column).
+    bool gpu = k.scatter ? k.scatter->gpu : k.scan->gpu;
     if (k.scatter) {
       const codegen::ScatterPlan& s = *k.scatter;
-      e.blas = std::string("dscc_scatter: ") + std::string(dtypeName(s.dtype)) + " rows " + value(s.rows, env) +
+      std::string steps = s.reduction == ScatterReduction::None ? "copy, mark, write" : "copy, write (atomic)";
+      e.blas = (gpu ? "gpu scatter (" + steps + "): " : std::string("dscc_scatter: ")) + std::string(dtypeName(s.dtype)) + " rows " + value(s.rows, env) +
                " updates " + value(s.count, env) + " inner " + value(s.inner, env) + " reduction " +
                scatterReductionName(s.reduction);
     } else {
       const codegen::ScanPlan& s = *k.scan;
-      e.blas = std::string("dscc_cumsum: ") + std::string(dtypeName(s.dtype)) + " outer " + value(s.outer, env) +
+      // On the GPU the host picks the form by size (codegen/gpu/GpuScatter.h): name the one that runs.
+      std::string form = "a thread per column, or chunks of " + std::to_string(codegen::kGpuScanChunk) +
+                         " steps for fewer than " + std::to_string(codegen::kGpuScanChunkColumnsMax) +
+                         " columns longer than that";
+      auto cols = env ? (s.outer * s.inner).evaluate(*env) : std::nullopt;
+      auto len = env ? s.len.evaluate(*env) : std::nullopt;
+      if (cols && len)
+        form = *cols < codegen::kGpuScanChunkColumnsMax && *len > codegen::kGpuScanChunk
+                   ? "chunks of " + std::to_string(codegen::kGpuScanChunk) + " steps: sums, offsets, chunks"
+                   : "a thread per column";
+      e.blas = (gpu ? "gpu cumsum (" + form + "): " : std::string("dscc_cumsum: ")) + std::string(dtypeName(s.dtype)) + " outer " + value(s.outer, env) +
                " len " + value(s.len, env) + " inner " + value(s.inner, env) + (s.attrs.exclusive ? " exclusive" : "") +
                (s.attrs.reverse ? " reverse" : "");
     }
-    out << "    runtime " << e.blas << "\n";
+    out << (gpu ? "    kernels " : "    runtime ") << e.blas << "\n";
     e.text = out.str();
     return e;
   }

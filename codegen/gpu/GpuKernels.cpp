@@ -30,6 +30,7 @@
 #include "codegen/KernelCommon.h"
 #include "codegen/LibraryPlan.h"
 #include "codegen/ReductionLowering.h"
+#include "codegen/gpu/GpuScatter.h"
 
 // The NVPTX initialisers are C functions of libLLVM.
 extern "C" {
@@ -240,6 +241,44 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
         });
         kernels.push_back(g);
       }
+    }
+    if (k.scatter || k.scan) {
+      // A scatter or cumsum: its launches in order (GpuScatter.h), each a grid-stride entry over its thread
+      // units, taking the fusion's operands, then the result and the workspace (when it has one).
+      DataKernel dk;
+      std::string base = cIdentifier(k.symbol);
+      std::string e = k.scatter ? lowerGpuScatter(*k.scatter, cm, base + "_body", dk)
+                                : lowerGpuScan(*k.scan, cm, base + "_body", dk);
+      if (!e.empty()) return "kernel " + k.symbol + ": " + e;
+      size_t nIn = k.fusion->operands.size(), nOut = dk.hasWorkspace ? 2 : 1;
+      // Version 0: the launches; version 1: a cumsum's chunked form (the host picks, gpuScanTakesChunks).
+      std::vector<std::pair<size_t, const DataLaunch*>> all;
+      for (const DataLaunch& l : dk.launches) all.push_back({0, &l});
+      for (const DataLaunch& l : dk.longLaunches) all.push_back({1, &l});
+      for (size_t l = 0; l < all.size(); ++l) {
+        const DataLaunch& launch = *all[l].second;
+        llvm::Function* bodyFn = m.getFunction(launch.name);
+        bodyFn->setLinkage(llvm::GlobalValue::InternalLinkage);
+        bodyFn->addFnAttr(llvm::Attribute::AlwaysInline);
+        GpuKernel g;
+        g.entry = base + "_" + launch.step;
+        g.kernel = ki;
+        g.version = all[l].first;
+        g.phase = static_cast<int>(l);
+        g.symbols = dk.symbols;
+        g.threadUnits = launch.units;
+        gridStrideEntry(m, g.entry, nIn + nOut, g.symbols.size(),
+                        [&](llvm::IRBuilder<>& b, llvm::Function* fn, llvm::Value* u) {
+                          std::vector<llvm::Value*> ins, outs, sizes;
+                          for (size_t q = 0; q < nIn; ++q) ins.push_back(fn->getArg(q));
+                          for (size_t q = 0; q < nOut; ++q) outs.push_back(fn->getArg(nIn + q));
+                          for (size_t s = 0; s < g.symbols.size(); ++s) sizes.push_back(fn->getArg(nIn + nOut + s));
+                          b.CreateCall(bodyFn, {stackArray(b, fn, b.getPtrTy(), ins), stackArray(b, fn, b.getPtrTy(), outs),
+                                                stackArray(b, fn, b.getInt64Ty(), sizes), u, b.CreateAdd(u, b.getInt64(1))});
+                        });
+        kernels.push_back(g);
+      }
+      continue;
     }
     if (!k.hasKernel) continue;
     for (size_t v = 0; v < k.versions.size(); ++v) {

@@ -19,6 +19,12 @@
 // columns whose 8 row slices meet in shared memory. The host picks them by
 // row length, like any guarded version.
 //
+// Scatter and cumsum kernels (library kernels on the CPU: runtime calls) are
+// kernels of ours here (codegen/gpu/GpuScatter.h): a sequence of entries
+// `KERNEL_copy`, `_mark`, `_write` / `_scan` (or the chunked `_sums`,
+// `_offsets`, `_chunks`), each taking the fusion's operands, the result and
+// a workspace.
+//
 // Entry parameters, in order: one pointer per kernel input, one per output,
 // one i64 per symbol of KernelInterface::symbols, then the i64 count of thread
 // units. Math functions resolve to libdevice (`__nv_expf`, ...), linked from
@@ -55,7 +61,9 @@ struct GpuKernel {
   /// The symbols passed after the pointers, in order.
   std::vector<std::string> symbols;
   /// Split versions: this entry is launch `phase` of phases + 1 (in order),
-  /// and takes the workspace pointer after the outputs. -1 otherwise.
+  /// and takes the workspace pointer after the outputs. Scatter and cumsum
+  /// entries: their order among the kernel's launches (`version` 1: a
+  /// cumsum's chunked form). -1 otherwise.
   int phase = -1;
 };
 

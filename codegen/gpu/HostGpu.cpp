@@ -1,5 +1,6 @@
 // The GPU's parts of a model's host function: the CUDA runtime, the module, device outputs, device copies of host values, kernel launches.
 #include "codegen/HostEmitter.h"
+#include "codegen/gpu/GpuScatter.h"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
@@ -129,6 +130,43 @@ void HostEmitter::launchGpuVersion(const KernelPlan& k, size_t kIndex, size_t v,
     if (g.kernel == kIndex && g.version == v && g.copyOf.empty()) launchGpu(g, ins, withWs);
 }
 
+// A scatter or cumsum (codegen/gpu/GpuScatter.h): its launches in order on the stream, each reading the fusion's
+// operands and writing the result and the op's workspace (a scatter without reduction, a cumsum). A cumsum takes
+// its chunked form (version 1) when its columns are few and longer than a chunk.
+std::string HostEmitter::launchGpuData(const Operation& op, size_t kIndex) {
+  const KernelPlan& k = plan_.kernels[kIndex];
+  std::vector<llvm::Value*> ins, outs{address(op.result(0))};
+  for (const Value* v : op.operands) ins.push_back(address(v));
+  if (auto ws = buffers_.tempSlot.find({&op, "ws"}); ws != buffers_.tempSlot.end()) outs.push_back(slotPtr_[ws->second]);
+  // Every dim a launch needs, before the branch (dim values are cached by expression).
+  for (const GpuKernel& g : gpu_->kernels)
+    if (g.kernel == kIndex) {
+      for (const std::string& sym : g.symbols) dim(DimExpr::symbol(sym));
+      dim(g.threadUnits);
+    }
+  auto launchVersion = [&](size_t v) {
+    for (const GpuKernel& g : gpu_->kernels)
+      if (g.kernel == kIndex && g.version == v) launchGpu(g, ins, outs);
+  };
+  if (!k.scan) {
+    launchVersion(0);
+    return "";
+  }
+  llvm::Value* chunked = b_.CreateAnd(b_.CreateICmpULT(dim(k.scan->outer * k.scan->inner), b_.getInt64(kGpuScanChunkColumnsMax)),
+                                      b_.CreateICmpUGT(dim(k.scan->len), b_.getInt64(kGpuScanChunk)));
+  auto* longBB = llvm::BasicBlock::Create(ctx_, k.symbol + ".chunks", hostFn_);
+  auto* colBB = llvm::BasicBlock::Create(ctx_, k.symbol + ".columns", hostFn_);
+  auto* join = llvm::BasicBlock::Create(ctx_, k.symbol + ".done", hostFn_);
+  b_.CreateCondBr(chunked, longBB, colBB);
+  b_.SetInsertPoint(longBB);
+  launchVersion(1);
+  b_.CreateBr(join);
+  b_.SetInsertPoint(colBB);
+  launchVersion(0);
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
+  return "";
+}
 
 const GpuKernel& HostEmitter::gpuKernel(size_t kernel, size_t version, const std::string& copyOf) {
   for (const GpuKernel& g : gpu_->kernels)

@@ -59,7 +59,10 @@ versions (warp and block per row, with and without vectors, row-in-registers,
 column tiles, split phases) and run in the CPU emulation of the schedules
 (test/unit/GpuScheduleTest.cpp, GpuScheduleBatch.Program: one std::thread per
 GPU thread, shuffles and barriers emulated) at the program's sizes, against
-the interpreter (f32 rel 1e-4 + abs 1e-5).
+the interpreter (f32 rel 1e-4 + abs 1e-5). With --scans as well, every
+scatter and cumsum kernel runs its GPU bodies (test/unit/GpuScatterTest.cpp,
+GpuScatterBatch.Program: the launches in order, thread units spread over
+std::threads, atomics for real) on the interpreter's operands.
 
 Prints one line per failing program (with the seed and the file kept under
 --keep) and a summary; exits 1 on any failure.
@@ -76,7 +79,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from random_scans import ScanOps  # noqa: E402 - scatter and cumsum (--scans)
+from random_scans import ScanOps, emulate_scans  # noqa: E402 - scatter and cumsum (--scans)
 from random_windows import WindowOps  # noqa: E402 - conv and pool (--windows)
 from random_gather_range import check_gather_range  # noqa: E402 - an out-of-range gather index
 
@@ -721,6 +724,11 @@ def run_one(dscc, seed, k, target, keep, verbose, emulate=None, check_bounds=Fal
             for line in c.stdout.splitlines():
                 if line.startswith("emulated: "):
                     runs = int(line.split(",")[1].split()[0])
+            if scans:
+                err, n = emulate_scans(emulate, env, text)
+                if err:
+                    return fail(tag, err, text, keep, k)
+                runs += n
             if verbose:
                 print("ok   %s (%d emulated runs)" % (tag, runs), flush=True)
             return True, tag, runs
@@ -784,14 +792,15 @@ def main():
                     "of every stitch and input kernel in its CPU emulation (GpuScheduleBatch.Program)")
     ap.add_argument("--print", action="store_true", help="print program K (--first) and exit")
     ap.add_argument("--windows", action="store_true", help="also draw conv and pool (cpu only: oneDNN)")
-    ap.add_argument("--scans", action="store_true", help="also draw scatter and cumsum (cpu only: runtime calls)")
+    ap.add_argument("--scans", action="store_true", help="also draw scatter and cumsum (runtime calls on the cpu, "
+                    "kernels of ours on the GPU)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
     if a.print:
         print(Gen(a.seed * 1000003 + a.first, a.windows, a.scans).program())
         return 0
-    if (a.windows or a.scans) and a.target != "cpu":
-        ap.error("--windows and --scans apply to the cpu target only (conv, pool, scatter, cumsum: no GPU kernels yet)")
+    if a.windows and a.target != "cpu":
+        ap.error("--windows applies to the cpu target only (conv, pool: no GPU kernels yet)")
     if a.check_bounds and a.target != "cpu":
         ap.error("--check-bounds applies to the cpu target only")
     if a.target != "cpu" and not os.path.exists(LIBDEVICE):
