@@ -4,7 +4,7 @@ import random
 
 
 class WindowOps:
-    def op_window(self, x, dims):
+    def op_window(self, x, dims, chained=False):
         """conv or pool of x read as [N, C, spatial...] (1-D or 2-D). Symbolic spatial dims keep their size
         (stride 1, pads that add up to the span less one, or SAME when the dim may be 0); static ones take any
         stride, dilation, pads and (pool) ceil mode, the result size computed here by the rule of docs/ir.md."""
@@ -54,7 +54,9 @@ class WindowOps:
                 attrs.append("ceil_mode = true")
             if kind == "avg" and self.r.random() < 0.5:
                 attrs.append("count_include_pad = true")
-            self.emit("pool %%%s {%s}" % (x, ", ".join(head + attrs)), dims[:2] + out)
+            y = self.emit("pool %%%s {%s}" % (x, ", ".join(head + attrs)), dims[:2] + out)
+            if not chained:
+                self.chain_window(y, dims[:2] + out)
             return
         m = self.r.choice(["2", "3", C])
         group = int(C) if C.isdigit() and m == C and int(C) > 1 and self.r.random() < 0.5 else 1
@@ -67,7 +69,27 @@ class WindowOps:
             attrs.append("group = %d" % group)
         w = self.arg([m, "1" if group > 1 else C] + [str(k) for k in ks])
         b = ", %%%s" % self.arg([m]) if self.r.random() < 0.5 else ""
-        self.emit("conv %%%s, %%%s%s%s" % (x, w, b, " {%s}" % ", ".join(attrs) if attrs else ""), [dims[0], m] + out)
+        y = self.emit("conv %%%s, %%%s%s%s" % (x, w, b, " {%s}" % ", ".join(attrs) if attrs else ""), [dims[0], m] + out)
+        if not chained:
+            self.chain_window(y, [dims[0], m] + out)
+
+    def chain_window(self, y, dims):
+        """Most of the time another conv or pool right after (through a relu or an add half of those times): the
+        chains the channels-last pass turns into [N, spatial..., C] kernels (passes/ChannelsLast.cpp), which single
+        windows never meet. Drawn from a generator of its own, like conv_transpose's."""
+        side = random.Random("chain|%s|%s|%r" % (y, ",".join(dims), self.r.getstate()[1][:2]))
+        if side.random() >= 0.8:
+            return
+        saved, self.r = self.r, side
+        try:
+            between = side.random()
+            if between < 0.25:
+                y = self.emit("relu %%%s" % y, dims)
+            elif between < 0.5:
+                y = self.emit("add %%%s, %%%s" % (y, y), dims)
+            self.op_window(y, dims, chained=True)
+        finally:
+            self.r = saved
 
     def op_conv_transpose(self, x, dims, ks, st, dil, pb, pe, maybe_zero, m, group, side):
         """conv_transpose of x with the kernel, strides, dilations and pads drawn for a conv. Symbolic dims keep their
