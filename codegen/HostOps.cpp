@@ -232,50 +232,67 @@ void HostEmitter::launch(const KernelPlan& k, size_t kIndex, const std::vector<l
 
 // After a launch: the interpreter's message for gather `op` (the kernel's
 // g-th) when its flag in `cell` is set, after the op and where it was
-// written. Indices that are an operand of the kernel are scanned here, on
-// the error path, for the first bad one in row-major order (the one the
-// interpreter names); others give the kernel's smallest (gatherChecks).
+// written. Indices that are an operand of the kernel are scanned here for
+// the first bad one in row-major order (the one the interpreter names): on
+// the error path, and also after a clean launch when there are at most
+// kHostScanIndices of them, because a kernel computes only the elements its
+// results need and so may never read an index (a slice of the gather's
+// result, an empty result; random seeds 19003 #205, 19004 #175). Larger
+// index tensors are checked where the kernel reads them (docs/compile.md).
+// Indices computed inside the kernel give the kernel's smallest
+// (gatherChecks).
 void HostEmitter::checkGather(const KernelPlan& k, const Operation& op, const std::vector<llvm::Value*>& ins,
                               llvm::Value* cell, size_t g, llvm::Value* D, llvm::Value* count) {
+  constexpr int64_t kHostScanIndices = 4096;
   const Value* x = op.operands[0];
   const Value* idx = op.operands[1];
   std::string where = "@" + f_.name + ": %" + op.result()->name;
   if (op.loc.valid()) where += " (line " + std::to_string(op.loc.line) + ":" + std::to_string(op.loc.col) + ")";
-  llvm::Value* flag = b_.CreateLoad(i64(), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g));
-  auto* bad = llvm::BasicBlock::Create(ctx_, "gather.bad", hostFn_);
-  auto* good = llvm::BasicBlock::Create(ctx_, "gather.ok", hostFn_);
-  b_.CreateCondBr(b_.CreateICmpEQ(flag, b_.getInt64(0)), good, bad, llvm::MDBuilder(ctx_).createBranchWeights(1000, 1));
-  b_.SetInsertPoint(bad);
-  llvm::Value* value = b_.CreateLoad(i64(), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g + 1));
-  const auto& operands = k.fusion->operands;
-  if (auto at = std::find(operands.begin(), operands.end(), idx); at != operands.end()) {
-    // for (m = 0; m < count; ++m) if (idx[m] outside [-D, D)) break;
-    llvm::Type* et = storageType(ctx_, idx->type.dtype);
-    llvm::BasicBlock* pre = b_.GetInsertBlock();
-    auto* head = llvm::BasicBlock::Create(ctx_, "gather.scan", hostFn_);
-    auto* body = llvm::BasicBlock::Create(ctx_, "gather.scan.body", hostFn_);
-    auto* found = llvm::BasicBlock::Create(ctx_, "gather.found", hostFn_);
-    b_.CreateBr(head);
-    b_.SetInsertPoint(head);
-    llvm::PHINode* m = b_.CreatePHI(i64(), 2, "m");
-    m->addIncoming(b_.getInt64(0), pre);
-    b_.CreateCondBr(b_.CreateICmpSLT(m, count), body, found);
-    b_.SetInsertPoint(body);
-    llvm::Value* base = ins[static_cast<size_t>(at - operands.begin())];
-    llvm::Value* w = b_.CreateSExt(b_.CreateLoad(et, b_.CreateInBoundsGEP(et, base, m)), i64());
-    llvm::Value* wrapped = b_.CreateSelect(b_.CreateICmpSLT(w, b_.getInt64(0)), b_.CreateAdd(w, D), w);
-    m->addIncoming(b_.CreateAdd(m, b_.getInt64(1)), body);
-    b_.CreateCondBr(b_.CreateICmpUGE(wrapped, D), found, head);
-    b_.SetInsertPoint(found);
-    llvm::PHINode* v = b_.CreatePHI(i64(), 2, "gather.index");
-    v->addIncoming(value, head);  // not reached: the kernel saw one
-    v->addIncoming(w, body);
-    value = v;
-  }
   std::string fmt = escape(where + ": gather index ") + "%lld" +
                     escape(" is out of range for dim " + std::to_string(opAxis(op, x->type.rank())) + " of size ") +
                     "%lld";
-  fail(b_.CreateCall(setError_, {ctxArg_, b_.getInt32(kInvalidArgument), str(fmt), value, D}));
+  llvm::Value* flag = b_.CreateLoad(i64(), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g));
+  llvm::Value* flagged = b_.CreateICmpNE(flag, b_.getInt64(0));
+  auto* bad = llvm::BasicBlock::Create(ctx_, "gather.bad", hostFn_);
+  auto* good = llvm::BasicBlock::Create(ctx_, "gather.ok", hostFn_);
+  auto report = [&](llvm::Value* value) {
+    fail(b_.CreateCall(setError_, {ctxArg_, b_.getInt32(kInvalidArgument), str(fmt), value, D}));
+  };
+  const auto& operands = k.fusion->operands;
+  auto at = std::find(operands.begin(), operands.end(), idx);
+  if (at == operands.end()) {
+    b_.CreateCondBr(flagged, bad, good, llvm::MDBuilder(ctx_).createBranchWeights(1, 1000));
+    b_.SetInsertPoint(bad);
+    report(b_.CreateLoad(i64(), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g + 1)));
+    b_.SetInsertPoint(good);
+    return;
+  }
+  // if (flagged || count <= kHostScanIndices) for (m = 0; m < count; ++m) if (idx[m] outside [-D, D)) report;
+  llvm::Value* scan = b_.CreateOr(flagged, b_.CreateICmpULE(count, b_.getInt64(kHostScanIndices)));
+  auto* head = llvm::BasicBlock::Create(ctx_, "gather.scan", hostFn_);
+  auto* body = llvm::BasicBlock::Create(ctx_, "gather.scan.body", hostFn_);
+  auto* none = llvm::BasicBlock::Create(ctx_, "gather.scan.none", hostFn_);
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  b_.CreateCondBr(scan, head, good);
+  b_.SetInsertPoint(head);
+  llvm::PHINode* m = b_.CreatePHI(i64(), 2, "m");
+  m->addIncoming(b_.getInt64(0), pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(m, count), body, none);
+  b_.SetInsertPoint(body);
+  llvm::Type* et = storageType(ctx_, idx->type.dtype);
+  llvm::Value* base = ins[static_cast<size_t>(at - operands.begin())];
+  llvm::Value* w = b_.CreateSExt(b_.CreateLoad(et, b_.CreateInBoundsGEP(et, base, m)), i64());
+  llvm::Value* wrapped = b_.CreateSelect(b_.CreateICmpSLT(w, b_.getInt64(0)), b_.CreateAdd(w, D), w);
+  m->addIncoming(b_.CreateAdd(m, b_.getInt64(1)), body);
+  b_.CreateCondBr(b_.CreateICmpUGE(wrapped, D), bad, head);
+  b_.SetInsertPoint(bad);
+  report(w);
+  // No bad index among the operand's: fine, unless the kernel saw one (not reached: it read these indices).
+  b_.SetInsertPoint(none);
+  auto* flaggedBad = llvm::BasicBlock::Create(ctx_, "gather.flagged", hostFn_);
+  b_.CreateCondBr(flagged, flaggedBad, good);
+  b_.SetInsertPoint(flaggedBad);
+  report(b_.CreateLoad(i64(), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g + 1)));
   b_.SetInsertPoint(good);
 }
 
