@@ -125,6 +125,16 @@ const PackedB* PackedCache::get(const float* B, int64_t ldb, bool transB, int64_
   return map_.emplace(k, std::move(packed)).first->second.get();
 }
 
+bool packInto(const float* B, int64_t ldb, bool transB, int64_t K, int64_t N, PackedB& out) {
+  std::free(out.data);
+  out.K = K, out.N = N, out.panels = (N + W - 1) / W;
+  const size_t bytes = sizeof(float) * static_cast<size_t>(out.panels * K * W);
+  out.data = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+  if (!out.data) return false;
+  pack(B, ldb, transB, out);
+  return true;
+}
+
 size_t PackedCache::bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   return bytes_;

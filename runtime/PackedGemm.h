@@ -48,6 +48,10 @@ class PackedCache {
   size_t bytes_ = 0;
 };
 
+/// Packs B (row-major K x N with pitch ldb, or N x K when transB) into `out`, owned by it: for a B that many
+/// calls of one runtime call read (a recurrent layer's weight, every time step). False when out of memory.
+bool packInto(const float* B, int64_t ldb, bool transB, int64_t K, int64_t N, PackedB& out);
+
 /// True when this CPU runs the packed kernel (AVX-512F) and the call's shape
 /// is one it is for: at most kMaxPackedRows rows of A, A not transposed, K
 /// and N not 0. Above that many rows the BLAS's own blocking is faster
