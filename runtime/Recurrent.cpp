@@ -94,7 +94,7 @@ extern "C" dscc_status dscc_rnn_f32(dscc_context* ctx, int32_t cell, int32_t dir
     const bool late = cell == 1 && !linear_before_reset;
     const int64_t rows = late ? 2 * H : GH;
     dscc::runtime::PackedB packR, packRh;
-    const bool packs = S > 1 && dscc::runtime::packedGemmApplies(N, rows, H, false);
+    const bool packs = S > 1 && N > 1 && dscc::runtime::packedGemmApplies(N, rows, H, false);
     const dscc::runtime::PackedB* pr = packs && dscc::runtime::packInto(rd, H, true, H, rows, packR) ? &packR : nullptr;
     const dscc::runtime::PackedB* prh =
         packs && late && dscc::runtime::packInto(rd + 2 * H * H, H, true, H, H, packRh) ? &packRh : nullptr;

@@ -126,6 +126,13 @@ TEST(RuntimeRnn, MatchesReference) {
         }
 }
 
+// Products large enough (2*N*G*H*H >= 2e6) for the packed recurrence to split its panels over the threads.
+TEST(RuntimeRnn, PackedRecurrenceOverThreads) {
+  check({0, 2, 0, 0, 3, 8, 16, 200, true, true}, 2);
+  check({1, 0, 0, 0, 3, 8, 16, 200, true, false}, 3);
+  check({1, 1, 1, 1, 3, 9, 5, 280, false, true}, 2);
+}
+
 TEST(RuntimeRnn, EmptySequenceGivesInitialState) {
   check({0, 2, 0, 1, 0, 2, 3, 4, true, true}, 2);  // y_h = initial_h
   check({0, 2, 0, 2, 0, 2, 3, 4, true, true}, 2);  // y_c = initial_c
