@@ -15,6 +15,8 @@ std::vector<const PassInfo*> defaultPipeline() {
       lookupPass("fold-constants"),
       // An inference batch norm after a conv into the conv's weight and bias.
       lookupPass("fold-conv-affine"),
+      // A recurrent layer's weights rearranged from constants (PyTorch's LSTM export) into constants.
+      lookupPass("fold-weights"),
       lookupPass("cse"),
       lookupPass("dce"),
       // Layout: CPU convs and pools channels-last (oneDNN's direct kernels read it without reorders), the

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ir/Interpreter.h"
+#include "ir/Rewrite.h"
 #include "ir/Tensor.h"
 
 namespace dscc {
@@ -170,6 +171,46 @@ std::optional<Tensor> constantValue(const Value* v, const SourceMgr& sm, int64_t
   std::vector<Tensor> out;
   if (!interpret(fn, {}, out, quiet) || out.size() != 1) return std::nullopt;
   return std::move(out[0]);
+}
+
+// Every file path the module's constants name, so new ones do not collide.
+std::set<std::string> filePaths(const Module& m) {
+  std::set<std::string> paths;
+  for (const auto& f : m.funcs)
+    walkOps(f->ops, [&](Operation& op) {
+      const Attribute* v = op.kind == OpKind::Constant ? op.attr("value") : nullptr;
+      if (v && v->kind == Attribute::Kind::File) paths.insert(v->s);
+    });
+  return paths;
+}
+
+// A constant holding `t`, named after `like` (its file, when it has one):
+// a literal when small, else a file constant whose data is `t` already
+// (its path is fresh; nothing is written).
+std::unique_ptr<Operation> makeTensorConstant(Function& f, Tensor t, const Value& like, const std::string& name,
+                                              Location loc, std::set<std::string>& paths, DiagEngine& diags) {
+  Type type{t.dtype, {}};
+  for (int64_t d : t.shape) type.dims.push_back(DimExpr(d));
+  std::optional<Attribute> value;
+  if (t.numel() <= kMaxElements) value = literalOf(t);
+  if (!value) {
+    std::string base = like.name;
+    const Attribute* v = like.def && like.def->kind == OpKind::Constant ? like.def->attr("value") : nullptr;
+    if (v && v->kind == Attribute::Kind::File) {
+      base = v->s;
+      if (base.size() > 4 && base.compare(base.size() - 4, 4, ".npy") == 0) base.resize(base.size() - 4);
+    }
+    std::string path = base + ".folded.npy";
+    for (int k = 1; paths.count(path); ++k) path = base + ".folded." + std::to_string(k) + ".npy";
+    paths.insert(path);
+    Attribute a;
+    a.kind = Attribute::Kind::File;
+    a.s = path;
+    a.loc = loc;
+    a.data = std::make_shared<const Tensor>(std::move(t));
+    value = a;
+  }
+  return makeOp(f, OpKind::Constant, {}, {{"value", *value}}, name, loc, diags, type);
 }
 
 bool foldConstants(Module& m, PassContext& ctx) {

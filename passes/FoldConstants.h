@@ -2,7 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <set>
+#include <string>
 
 #include "ir/IR.h"
 #include "ir/Tensor.h"
@@ -41,5 +44,16 @@ std::optional<Tensor> constantValue(const Value* v, const SourceMgr& sm, int64_t
 /// same element. nullopt if some element has no literal that re-parses (the
 /// most negative i64: `-` then an i64 overflow).
 std::optional<Attribute> literalOf(const Tensor& t);
+
+/// Every file path the module's constants name, so that new ones do not collide.
+std::set<std::string> filePaths(const Module& m);
+
+/// A constant op (not inserted) holding `t`, named `name`: a literal when it
+/// has at most 1024 elements, else a file constant whose data is `t` already,
+/// its path fresh in `paths` and made from `like`'s file when it has one
+/// (nothing is written; the artifact embeds the data). Null when it does not
+/// verify (reported).
+std::unique_ptr<Operation> makeTensorConstant(Function& f, Tensor t, const Value& like, const std::string& name,
+                                              Location loc, std::set<std::string>& paths, DiagEngine& diags);
 
 }  // namespace dscc

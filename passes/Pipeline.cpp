@@ -12,6 +12,7 @@
 #include "passes/DCE.h"
 #include "passes/Decompose.h"
 #include "passes/FoldConstants.h"
+#include "passes/FoldWeights.h"
 #include "passes/FoldConvAffine.h"
 #include "passes/Fuse.h"
 #include "passes/InferShapes.h"
@@ -29,6 +30,7 @@ const std::vector<PassInfo>& allPasses() {
       {"fold-constants", "evaluate ops on small constants at compile time", foldConstants},
       {"fold-conv-affine", "fold per-channel add/sub/mul/div after a conv (inference batch norm) into its weight and bias",
        foldConvAffine},
+      {"fold-weights", "rnn weights computed from constants (an exporter's rearranging) into constants", foldWeights},
       {"cse", "remove repeated computations", cse},
       {"dce", "remove ops whose results are unused", dce},
       {"channels-last", "CPU convs and pools on [N, spatial..., C] tensors, transposes sunk to the network's edges",
