@@ -343,14 +343,8 @@ dscc_status dscc::runtime::poolF32(dscc_context* ctx, int32_t n_spatial, int32_t
         xd.insert(xd.end(), inSp.begin(), inSp.end());
         yd.insert(yd.end(), outSp.begin(), outSp.end());
         memory::desc xm(xd, memory::data_type::f32, denseStrides(xd)), ym(yd, memory::data_type::f32, denseStrides(yd));
-        dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, xm, ym, st, ks, dil, pl, pr);
-        dnnl::primitive_attr attr;
-        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-        dnnl::pooling_v2_forward::primitive_desc pd(d, attr, cpu());
-        auto p = std::make_shared<Prim>();
-        p->p = dnnl::pooling_v2_forward(pd);
-        p->scratch = pd.scratchpad_desc(), p->src = pd.src_desc(), p->dst = pd.dst_desc();
-        return p;
+        return makePoolPrim(dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, alg, xm, ym, st, ks, dil,
+                                                           pl, pr));
       });
     };
     auto sliceShape = [&](int64_t t) { return sp.batch ? std::make_pair(sp.size(t), C) : std::make_pair(int64_t(1), sp.size(t)); };

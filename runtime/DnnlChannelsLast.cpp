@@ -131,15 +131,9 @@ void poolChannelsLast(dscc_context* ctx, const std::vector<Axis>& ax, int64_t N,
     Dims key = {0x504c, int64_t(n), int64_t(avg), b.nb, C};
     key.insert(key.end(), g.key.begin(), g.key.end());
     prims.push_back(cache().get(key, [&] {
-      dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, lastDesc(b.nb, C, g.inSp),
-                                       lastDesc(b.nb, C, g.outSp), g.st, g.ks, g.dil, g.pl, g.pr);
-      dnnl::primitive_attr attr;
-      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      dnnl::pooling_v2_forward::primitive_desc pd(d, attr, cpu());
-      auto p = std::make_shared<Prim>();
-      p->p = dnnl::pooling_v2_forward(pd);
-      p->scratch = pd.scratchpad_desc(), p->src = pd.src_desc(), p->dst = pd.dst_desc();
-      return p;
+      return makePoolPrim(dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, alg,
+                                                         lastDesc(b.nb, C, g.inSp), lastDesc(b.nb, C, g.outSp), g.st,
+                                                         g.ks, g.dil, g.pl, g.pr));
     }));
   }
   const auto [xImg, xRow] = pitches(C, ax, false);

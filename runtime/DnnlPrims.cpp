@@ -164,6 +164,16 @@ std::shared_ptr<Prim> makeConvPrim(const dnnl::memory::desc& xm, const dnnl::mem
   return p;
 }
 
+std::shared_ptr<Prim> makePoolPrim(const dnnl::pooling_v2_forward::desc& d) {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::pooling_v2_forward::primitive_desc pd(d, attr, cpu());
+  auto p = std::make_shared<Prim>();
+  p->p = dnnl::pooling_v2_forward(pd);
+  p->scratch = pd.scratchpad_desc(), p->src = pd.src_desc(), p->dst = pd.dst_desc();
+  return p;
+}
+
 std::shared_ptr<dnnl::reorder> reorderFor(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
   if (from == to) return nullptr;
   dnnl::primitive_attr attr;

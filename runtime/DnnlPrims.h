@@ -78,6 +78,9 @@ std::shared_ptr<Prim> makeWeightedPrim(const typename Fwd::desc& d) {
   return p;
 }
 
+/// The inference pooling primitive for `d`, with a user scratchpad.
+std::shared_ptr<Prim> makePoolPrim(const dnnl::pooling_v2_forward::desc& d);
+
 /// A convolution on dense NCHW `xm`, `ym` run in the layouts oneDNN chooses (runtime/Dnnl.cpp says why).
 std::shared_ptr<Prim> makeConvPrim(const dnnl::memory::desc& xm, const dnnl::memory::desc& wm,
                                    const dnnl::memory::desc& bm, const dnnl::memory::desc& ym,
