@@ -19,9 +19,7 @@ interleaved samples, dscc's output checked against both (1e-3 + 1e-3·|x|, else 
 """
 import argparse
 import datetime
-import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -29,8 +27,9 @@ import numpy as np
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
-from bench_cpu import log, time_interleaved, write_report  # noqa: E402
-from bench_onnx_hf import close, first_error, ort_bound, ort_session, provenance, timed, uptime  # noqa: E402
+from bench_cpu import log, write_report  # noqa: E402
+from bench_onnx_hf import first_error, ort_session, provenance, timed, uptime  # noqa: E402
+from bench_vision import report, time_point  # noqa: E402
 
 
 def crnn_model():
@@ -126,28 +125,12 @@ def bench_model(name, args, dscc, ctx):
     res["compile"] = (wall, cpu)
     model = dscc.Model(str(so), context=ctx)
     sess = ort_session(path, args.threads)
-    in_name, out_name = sess.get_inputs()[0].name, sess.get_outputs()[0].name
     torch.set_num_threads(args.threads)
     for shape in MODELS[name][4]:
         x = np.random.default_rng(sum(shape)).standard_normal(shape).astype(np.float32)
-        first = np.asarray(model(**{in_name: x})[out_name])
-        d_out, o_out = dscc.empty(first.shape, first.dtype), dscc.empty(first.shape, first.dtype)
-        xt = torch.from_numpy(x)
-
-        def eager():
-            with torch.inference_mode():
-                return model_t(xt)
-        calls = {"dscc": model.bind(**{in_name: x}, out=[d_out]), "ort": ort_bound(sess, {in_name: x}, {out_name: o_out}),
-                 "torch": eager}
-        for call in calls.values():
-            t0 = time.perf_counter()
-            while time.perf_counter() - t0 < 0.3:
-                call()
-        t = time_interleaved(calls, args.repeats)
-        ok_o, e_o = close(np.asarray(d_out), np.asarray(o_out))
-        ok_t, e_t = close(np.asarray(d_out), eager().numpy())
         pt = "x".join(map(str, shape))
-        res["points"].append({"pt": pt, "t": t, "ok": ok_o and ok_t, "e_ort": e_o, "e_torch": e_t})
+        res["points"].append(dict(pt=pt, **time_point(dscc, model, sess, model_t, x, args.repeats)))
+        t = res["points"][-1]["t"]
         log(f"{name} {pt}: dscc {t['dscc'] * 1e3:.2f} ms, ORT {t['ort'] * 1e3:.2f} ms, torch {t['torch'] * 1e3:.2f} ms")
     return res
 
@@ -171,30 +154,13 @@ def main(argv=None) -> int:
     ctx = dscc.Context(threads=args.threads)
     results = [bench_model(n, args, dscc, ctx) for n in (args.only or list(MODELS))]
     up1 = uptime()
-    load = lambda u: u.split("load average:")[-1].strip()
-    busy = max(float(load(u).split(",")[0]) for u in (up0, up1)) > args.threads
-    L = [f"# Recurrent models through dscc, ONNX Runtime and PyTorch eager — {datetime.date.today().isoformat()}", "",
-         f"- **load** (`uptime`): before {load(up0)}; after {load(up1)}; {os.cpu_count()} CPUs. "
-         + ("**The machine was busy: every time below was shared with other work.**" if busy else ""),
-         f"- dscc: {prov}; ONNX Runtime {ort.__version__}; PyTorch {torch.__version__} (eager, the same weights)",
-         "- models (bench/bench_recurrent.py): a CRNN at Shi et al.'s widths (input b×1×32×width, 2-layer "
-         "bidirectional LSTM of 256) and nn.LSTM(512, 512, num_layers=2) (input steps×batch×512), random weights, "
-         "exported by `torch.onnx.export(dynamo=True)` at its defaults; compiled once with "
-         + "; ".join(", ".join(f"`--where '{w}'`" for w in MODELS[n][3]) + f" ({n})" for n in MODELS),
-         f"- timing: {args.threads} threads each, outputs bound in place for dscc and ORT, median of {args.repeats} "
-         "interleaved samples; ratios above 1: dscc faster", "",
-         "| model | compile s | input | dscc ms | ORT ms | PyTorch ms | ORT/dscc | PyTorch/dscc | max \\|dscc−ORT\\| | max \\|dscc−PyTorch\\| |",
-         "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in results:
-        comp = f"{r['compile'][0]:.1f} ({r['compile'][1]:.1f})" if "compile" in r else "✗"
-        if "error" in r:
-            L.append(f"| {r['name']} | {comp} | refused: `{r['error']}` | | | | | | | |")
-        for i, p in enumerate(r["points"]):
-            t, bad = p["t"], "" if p["ok"] else "✗ "
-            L.append(f"| {r['name'] if i == 0 else ''} | {comp if i == 0 else ''} | {p['pt']} | {t['dscc'] * 1e3:.2f} | "
-                     f"{t['ort'] * 1e3:.2f} | {t['torch'] * 1e3:.2f} | {bad}{t['ort'] / t['dscc']:.2f}× | "
-                     f"{bad}{t['torch'] / t['dscc']:.2f}× | {p['e_ort']:.1e} | {p['e_torch']:.1e} |")
-    write_report("\n".join(L) + "\n", args.out, "recurrent")
+    models = ("(bench/bench_recurrent.py): a CRNN at Shi et al.'s widths (input b×1×32×width, 2-layer bidirectional "
+              "LSTM of 256) and nn.LSTM(512, 512, num_layers=2) (input steps×batch×512), random weights, exported by "
+              "`torch.onnx.export(dynamo=True)` at its defaults; compiled once with "
+              + "; ".join(", ".join(f"`--where '{w}'`" for w in MODELS[n][3]) + f" ({n})" for n in MODELS))
+    text = report(args, "Recurrent models through dscc, ONNX Runtime and PyTorch eager", models, "input", results, ort,
+                  torch, up0, up1, prov)
+    write_report(text, args.out, "recurrent")
     return 0
 
 

@@ -62,6 +62,57 @@ def export(name: str, path: Path):
     return m
 
 
+def time_point(dscc, model, sess, model_t, x, repeats: int) -> dict:
+    """dscc (outputs bound in place), ORT (IOBinding) and PyTorch eager on input `x`: 0.3 s of warm-up each, then
+    the median of `repeats` interleaved samples; dscc's output checked against both peers'. Shared with
+    bench_recurrent.py."""
+    import torch
+    in_name, out_name = sess.get_inputs()[0].name, sess.get_outputs()[0].name
+    first = np.asarray(model(**{in_name: x})[out_name])
+    d_out, o_out = dscc.empty(first.shape, first.dtype), dscc.empty(first.shape, first.dtype)
+    xt = torch.from_numpy(x)
+
+    def eager():
+        with torch.inference_mode():
+            return model_t(xt)
+    calls = {"dscc": model.bind(**{in_name: x}, out=[d_out]), "ort": ort_bound(sess, {in_name: x}, {out_name: o_out}),
+             "torch": eager}
+    for call in calls.values():
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 0.3:
+            call()
+    t = time_interleaved(calls, repeats)
+    ok_o, e_o = close(np.asarray(d_out), np.asarray(o_out))
+    ok_t, e_t = close(np.asarray(d_out), eager().numpy())
+    return {"t": t, "ok": ok_o and ok_t, "e_ort": e_o, "e_torch": e_t}
+
+
+def report(args, title: str, models: str, first_col: str, results, ort, torch, up0, up1, prov) -> str:
+    """The markdown report of `results` (bench_model's): load, provenance, what was measured, one row per point.
+    Shared with bench_recurrent.py."""
+    load = lambda u: u.split("load average:")[-1].strip()
+    busy = max(float(load(u).split(",")[0]) for u in (up0, up1)) > args.threads
+    L = [f"# {title} — {datetime.date.today().isoformat()}", "",
+         f"- **load** (`uptime`): before {load(up0)}; after {load(up1)}; {os.cpu_count()} CPUs. "
+         + ("**The machine was busy: every time below was shared with other work.**" if busy else ""),
+         f"- dscc: {prov}; ONNX Runtime {ort.__version__}; PyTorch {torch.__version__} (eager, the same weights)",
+         "- models: " + models,
+         f"- timing: {args.threads} threads each, outputs bound in place for dscc and ORT, median of {args.repeats} "
+         "interleaved samples; ratios above 1: dscc faster", "",
+         f"| model | compile s | {first_col} | dscc ms | ORT ms | PyTorch ms | ORT/dscc | PyTorch/dscc | max \\|dscc−ORT\\| | max \\|dscc−PyTorch\\| |",
+         "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        comp = f"{r['compile'][0]:.1f} ({r['compile'][1]:.1f})" if "compile" in r else "✗"
+        if "error" in r:
+            L.append(f"| {r['name']} | {comp} | refused: `{r['error']}` | | | | | | | |")
+        for i, p in enumerate(r["points"]):
+            t, bad = p["t"], "" if p["ok"] else "✗ "
+            L.append(f"| {r['name'] if i == 0 else ''} | {comp if i == 0 else ''} | {p['pt']} | {t['dscc'] * 1e3:.2f} | "
+                     f"{t['ort'] * 1e3:.2f} | {t['torch'] * 1e3:.2f} | {bad}{t['ort'] / t['dscc']:.2f}× | "
+                     f"{bad}{t['torch'] / t['dscc']:.2f}× | {p['e_ort']:.1e} | {p['e_torch']:.1e} |")
+    return "\n".join(L) + "\n"
+
+
 def bench_model(name: str, args, dscc, ctx) -> dict:
     import torch
     res = {"name": name, "points": []}
@@ -83,28 +134,12 @@ def bench_model(name: str, args, dscc, ctx) -> dict:
     res["compile"] = (wall, cpu)
     model = dscc.Model(str(so), context=ctx)
     sess = ort_session(path, args.threads)
-    in_name, out_name = sess.get_inputs()[0].name, sess.get_outputs()[0].name
     torch.set_num_threads(args.threads)
     for pt in args.points:
         b, h, w = (int(v) for v in pt.split("x"))
         x = np.random.default_rng(b * 1000 + h + w).standard_normal((b, 3, h, w)).astype(np.float32)
-        first = np.asarray(model(**{in_name: x})[out_name])
-        d_out, o_out = dscc.empty(first.shape, first.dtype), dscc.empty(first.shape, first.dtype)
-        xt = torch.from_numpy(x)
-
-        def eager():
-            with torch.inference_mode():
-                return model_t(xt)
-        calls = {"dscc": model.bind(**{in_name: x}, out=[d_out]), "ort": ort_bound(sess, {in_name: x}, {out_name: o_out}),
-                 "torch": eager}
-        for call in calls.values():
-            t0 = time.perf_counter()
-            while time.perf_counter() - t0 < 0.3:
-                call()
-        t = time_interleaved(calls, args.repeats)
-        ok_o, e_o = close(np.asarray(d_out), np.asarray(o_out))
-        ok_t, e_t = close(np.asarray(d_out), eager().numpy())
-        res["points"].append({"pt": pt, "t": t, "ok": ok_o and ok_t, "e_ort": e_o, "e_torch": e_t})
+        res["points"].append(dict(pt=pt, **time_point(dscc, model, sess, model_t, x, args.repeats)))
+        t = res["points"][-1]["t"]
         log(f"{name} {pt}: dscc {t['dscc'] * 1e3:.1f} ms, ORT {t['ort'] * 1e3:.1f} ms, torch {t['torch'] * 1e3:.1f} ms")
     return res
 
@@ -129,28 +164,11 @@ def main(argv=None) -> int:
     ctx = dscc.Context(threads=args.threads)
     results = [bench_model(n, args, dscc, ctx) for n in (args.only or MODELS)]
     up1 = uptime()
-    load = lambda u: u.split("load average:")[-1].strip()
-    busy = max(float(load(u).split(",")[0]) for u in (up0, up1)) > args.threads
-    L = [f"# Vision models through dscc, ONNX Runtime and PyTorch eager — {datetime.date.today().isoformat()}", "",
-         f"- **load** (`uptime`): before {load(up0)}; after {load(up1)}; {os.cpu_count()} CPUs. "
-         + ("**The machine was busy: every time below was shared with other work.**" if busy else ""),
-         f"- dscc: {prov}; ONNX Runtime {ort.__version__}; PyTorch {torch.__version__} (eager, the same weights)",
-         "- models: torchvision, random weights, exported by `torch.onnx.export(dynamo=True)` at its defaults, batch, "
-         "height and width dynamic; compiled once with " + " ".join(f"`--where '{w}'`" for w in WHERE),
-         f"- timing: {args.threads} threads each, outputs bound in place for dscc and ORT, median of {args.repeats} "
-         "interleaved samples; ratios above 1: dscc faster", "",
-         "| model | compile s | point (b×h×w) | dscc ms | ORT ms | PyTorch ms | ORT/dscc | PyTorch/dscc | max \\|dscc−ORT\\| | max \\|dscc−PyTorch\\| |",
-         "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in results:
-        comp = f"{r['compile'][0]:.1f} ({r['compile'][1]:.1f})" if "compile" in r else "✗"
-        if "error" in r:
-            L.append(f"| {r['name']} | {comp} | refused: `{r['error']}` | | | | | | | |")
-        for i, p in enumerate(r["points"]):
-            t, bad = p["t"], "" if p["ok"] else "✗ "
-            L.append(f"| {r['name'] if i == 0 else ''} | {comp if i == 0 else ''} | {p['pt']} | {t['dscc'] * 1e3:.1f} | "
-                     f"{t['ort'] * 1e3:.1f} | {t['torch'] * 1e3:.1f} | {bad}{t['ort'] / t['dscc']:.2f}× | "
-                     f"{bad}{t['torch'] / t['dscc']:.2f}× | {p['e_ort']:.1e} | {p['e_torch']:.1e} |")
-    write_report("\n".join(L) + "\n", args.out, "vision")
+    models = ("torchvision, random weights, exported by `torch.onnx.export(dynamo=True)` at its defaults, batch, "
+              "height and width dynamic; compiled once with " + " ".join(f"`--where '{w}'`" for w in WHERE))
+    text = report(args, "Vision models through dscc, ONNX Runtime and PyTorch eager", models, "point (b×h×w)", results,
+                  ort, torch, up0, up1, prov)
+    write_report(text, args.out, "vision")
     return 0
 
 
