@@ -62,6 +62,19 @@ std::string parseCudaTarget(const std::string& target, std::string* err) {
 
 namespace {
 
+/// A grid-stride entry's arguments as its body takes them: the inputs, the outputs, the symbols' values.
+struct EntryArgs {
+  std::vector<llvm::Value*> ins, outs, sizes;
+};
+
+EntryArgs entryArgs(llvm::Function* fn, size_t nIn, size_t nOut, size_t nSyms) {
+  EntryArgs a;
+  for (size_t q = 0; q < nIn; ++q) a.ins.push_back(fn->getArg(q));
+  for (size_t q = 0; q < nOut; ++q) a.outs.push_back(fn->getArg(nIn + q));
+  for (size_t s = 0; s < nSyms; ++s) a.sizes.push_back(fn->getArg(nIn + nOut + s));
+  return a;
+}
+
 void initNvptx() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -269,10 +282,7 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
         g.threadUnits = launch.units;
         gridStrideEntry(m, g.entry, nIn + nOut, g.symbols.size(),
                         [&](llvm::IRBuilder<>& b, llvm::Function* fn, llvm::Value* u) {
-                          std::vector<llvm::Value*> ins, outs, sizes;
-                          for (size_t q = 0; q < nIn; ++q) ins.push_back(fn->getArg(q));
-                          for (size_t q = 0; q < nOut; ++q) outs.push_back(fn->getArg(nIn + q));
-                          for (size_t s = 0; s < g.symbols.size(); ++s) sizes.push_back(fn->getArg(nIn + nOut + s));
+                          auto [ins, outs, sizes] = entryArgs(fn, nIn, nOut, g.symbols.size());
                           b.CreateCall(bodyFn, {stackArray(b, fn, b.getPtrTy(), ins), stackArray(b, fn, b.getPtrTy(), outs),
                                                 stackArray(b, fn, b.getInt64Ty(), sizes), u, b.CreateAdd(u, b.getInt64(1))});
                         });
@@ -312,10 +322,7 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
           llvm::Function* bodyFn = lk.fn;
           gridStrideEntry(m, g.entry, nIn + nOut, g.symbols.size(),
                           [&](llvm::IRBuilder<>& b, llvm::Function* fn, llvm::Value* u) {
-                            std::vector<llvm::Value*> ins, outs, sizes;
-                            for (size_t q = 0; q < nIn; ++q) ins.push_back(fn->getArg(q));
-                            for (size_t q = 0; q < nOut; ++q) outs.push_back(fn->getArg(nIn + q));
-                            for (size_t s = 0; s < g.symbols.size(); ++s) sizes.push_back(fn->getArg(nIn + nOut + s));
+                            auto [ins, outs, sizes] = entryArgs(fn, nIn, nOut, g.symbols.size());
                             llvm::Value* begin = lanes > 1 ? b.CreateUDiv(u, b.getInt64(lanes)) : u;
                             if (per > 1) begin = b.CreateMul(begin, b.getInt64(per));
                             b.CreateCall(bodyFn, {stackArray(b, fn, b.getPtrTy(), ins), stackArray(b, fn, b.getPtrTy(), outs),
@@ -359,11 +366,8 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
       bool nullCell = k.kind == KernelKind::Generic && !gatherChecks(*k.fusion).empty();
       gridStrideEntry(m, g.entry, nIn + nOut, g.symbols.size(),
                       [&](llvm::IRBuilder<>& b, llvm::Function* fn, llvm::Value* u) {
-                        std::vector<llvm::Value*> ins, outs, sizes;
-                        for (size_t q = 0; q < nIn; ++q) ins.push_back(fn->getArg(q));
+                        auto [ins, outs, sizes] = entryArgs(fn, nIn, nOut, g.symbols.size());
                         if (nullCell) ins.push_back(llvm::ConstantPointerNull::get(b.getPtrTy()));
-                        for (size_t q = 0; q < nOut; ++q) outs.push_back(fn->getArg(nIn + q));
-                        for (size_t s = 0; s < g.symbols.size(); ++s) sizes.push_back(fn->getArg(nIn + nOut + s));
                         llvm::Value* begin = w > 1 ? b.CreateMul(u, b.getInt64(w)) : u;
                         llvm::Value* end = b.CreateAdd(begin, b.getInt64(w));
                         if (lanes > 1) {
