@@ -1,11 +1,14 @@
-// _dscc: the C++ half of the `dscc` Python module: compiled models (dlopen'ed .so files) called with NumPy arrays.
+// _dscc: the C++ half of the `dscc` Python module: compiled models (dlopen'ed .so files) called with NumPy arrays,
+// and `dscc compile` run in this process.
 #include <dlfcn.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -13,6 +16,7 @@
 
 #include "ir/Parser.h"
 #include "runtime/dscc_runtime.h"
+#include "tools/Commands.h"
 
 namespace py = pybind11;
 
@@ -324,6 +328,30 @@ PyObject* newError(py::module_& m, const char* name, PyObject* bases, const char
   return cls;
 }
 
+// `dscc compile ARGS...` in this process (the command line's own code: the same options, checks and compile
+// session); returns (exit status, what it wrote to stdout, what it wrote to stderr). The command reports through
+// std::cout and std::cerr, which are redirected for its duration, so one compile runs at a time; the GIL is
+// released meanwhile (model calls on other threads go on).
+py::tuple compileCommand(const std::vector<std::string>& args) {
+  static std::mutex one;
+  std::ostringstream out, err;
+  int rc = 1;
+  {
+    py::gil_scoped_release nogil;
+    std::lock_guard<std::mutex> lock(one);
+    std::streambuf* oldOut = std::cout.rdbuf(out.rdbuf());
+    std::streambuf* oldErr = std::cerr.rdbuf(err.rdbuf());
+    try {
+      rc = dscc::tools::runCompileCommand(args);
+    } catch (const std::exception& e) {
+      err << "dscc: error: " << e.what() << "\n";
+    }
+    std::cout.rdbuf(oldOut);
+    std::cerr.rdbuf(oldErr);
+  }
+  return py::make_tuple(rc, py::bytes(out.str()), py::bytes(err.str()));
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_dscc, m) {
@@ -389,6 +417,9 @@ PYBIND11_MODULE(_dscc, m) {
            py::arg("model"), py::arg("inputs"), py::arg("context"), py::arg("into"), py::keep_alive<1, 2>(),
            py::keep_alive<1, 4>())
       .def("__call__", &BoundCall::operator(), "runs the model into the bound output arrays");
+
+  m.def("compile_command", &compileCommand, py::arg("args"),
+        "`dscc compile ARGS...` in this process; returns (exit status, stdout bytes, stderr bytes)");
 
   m.attr("abi_version") = dscc_abi_version();
 }

@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "frontend/OnnxImporter.h"
 
@@ -20,6 +22,11 @@ struct Command {
 Command addRunCommand(CLI::App& app);
 /// `dscc compile FILE -o OUT`: the compiler driver (tools/CompileCommand.cpp).
 Command addCompileCommand(CLI::App& app);
+/// `dscc compile ARGS...` in this process, as the command line runs it (the
+/// same options, checks and session): `args` in command-line order, without
+/// "compile". Reports on std::cerr (text output on std::cout); returns the
+/// exit status. Used by `dscc run --target` and the Python module.
+int runCompileCommand(const std::vector<std::string>& args);
 /// `dscc explain FILE --dim ...`: kernels and the versions that run at given sizes.
 Command addExplainCommand(CLI::App& app);
 /// `dscc view FILE -o page.html`: the program as a graph in a self-contained HTML page (tools/ViewCommand.cpp).

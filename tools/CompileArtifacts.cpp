@@ -5,6 +5,7 @@
 // the whole artifact from the cache (docs/compile.md, "The compile cache").
 #include "tools/CompileArtifacts.h"
 
+#include <dlfcn.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -21,6 +22,7 @@
 #include "codegen/Jit.h"
 #include "codegen/SplitModel.h"
 #include "ir/Tensor.h"
+#include "runtime/dscc_runtime.h"
 
 extern char** environ;
 
@@ -29,10 +31,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The folder holding libdscc_runtime.so: next to the build tree's tools/ (or
-// given with --runtime-dir).
+// The folder holding libdscc_runtime.so (unless --runtime-dir gives one): the
+// runtime this process loaded (the dscc executable, or the Python module that
+// compiles, links it), else the one next to the build tree's tools/.
 std::string defaultRuntimeDir() {
   std::error_code ec;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&dscc_abi_version), &info) && info.dli_fname) {
+    fs::path lib = fs::canonical(info.dli_fname, ec);
+    if (!ec && lib.filename().string().rfind("libdscc_runtime.so", 0) == 0 &&
+        fs::exists(lib.parent_path() / "libdscc_runtime.so", ec))
+      return lib.parent_path().string();
+  }
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return "";
   for (fs::path cand : {exe.parent_path().parent_path() / "runtime", exe.parent_path().parent_path() / "lib"})
@@ -176,7 +186,8 @@ int buildArtifacts(const Session& fe, const ArtifactRequest& r) {
   if (!r.soPath.empty()) {
     rt = r.runtimeDir.empty() || originRelative ? defaultRuntimeDir() : r.runtimeDir;
     if (rt.empty() || !fs::exists(fs::path(rt) / "libdscc_runtime.so"))
-      return fail("cannot find libdscc_runtime.so (looked next to the dscc executable, in ../runtime and ../lib; "
+      return fail("cannot find libdscc_runtime.so (looked beside the runtime this process loaded, and next to the dscc "
+                  "executable in ../runtime and ../lib; "
                   "give --runtime-dir)");
     // RUNPATH: the model's own folder first (a runtime deployed beside it),
     // then the runtime's folder (or the $ORIGIN-relative one given).

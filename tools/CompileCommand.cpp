@@ -451,4 +451,14 @@ Command addCompileCommand(CLI::App& app) {
   return {c, [o] { return cmdCompile(*o); }};
 }
 
+int runCompileCommand(const std::vector<std::string>& args) {
+  CLI::App app{"dscc"};
+  Command c = addCompileCommand(app);
+  std::vector<std::string> reversed = {"compile"};
+  reversed.insert(reversed.end(), args.begin(), args.end());
+  std::reverse(reversed.begin(), reversed.end());
+  if (int rc = parseCommandLine(app, "dscc", reversed); rc >= 0) return rc;
+  return c.run();
+}
+
 }  // namespace dscc::tools

@@ -1,6 +1,5 @@
 // `dscc run`: runs a program (a .dsc file in the reference interpreter, or a compiled model .so) on .npy or random inputs.
 #include <dlfcn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -515,8 +514,9 @@ bool compareOutputs(const Function& f, const std::vector<Tensor>& got, const std
 
 int runCompiled(const RunOpts& o);
 
-// `dscc run model.dsc --target T`: `dscc compile` (this executable) into a
-// temporary folder, then the model as any compiled one.
+// `dscc run model.dsc --target T`: `dscc compile` (in this process, the same
+// command with the same options) into a temporary folder, then the model as
+// any compiled one.
 int compileAndRun(const RunOpts& o) {
 #ifdef DSCC_RUNTIME_ONLY
   error("this runtime-only build cannot compile; compile with `dscc compile " + o.file + " --target=" + o.target +
@@ -527,12 +527,6 @@ int compileAndRun(const RunOpts& o) {
     error("--target=" + o.target + ": no CUDA device can be used here: " + dscc_status_message(nullptr));
     return 1;
   }
-  std::error_code ec;
-  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) {
-    error("cannot find the dscc executable to compile with: " + ec.message());
-    return 1;
-  }
   char dirTemplate[] = "/tmp/dscc-run-XXXXXX";
   if (!mkdtemp(dirTemplate)) {
     error(std::string("cannot make a temporary folder: ") + std::strerror(errno));
@@ -540,28 +534,17 @@ int compileAndRun(const RunOpts& o) {
   }
   std::filesystem::path dir = dirTemplate;
   std::string so = (dir / "model.so").string();
-  std::vector<std::string> args = {self.string(), "compile", o.file, "--target=" + o.target, "-o", so};
+  std::vector<std::string> args = {o.file, "--target=" + o.target, "-o", so};
   if (!o.func.empty()) args.push_back("--func=" + o.func);
   for (const std::string& a : tools::importOptionArgs(*o.onnx)) args.push_back(a);
   for (const std::string& a : tools::sessionReportArgs(*o.report)) args.push_back(a);
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  bool ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   int rc = 1;
-  if (ok) {
+  if (tools::runCompileCommand(args) == 0) {  // else it reported why
     RunOpts r = o;
     r.file = so;
     rc = runCompiled(r);
-  } else if (pid < 0) {
-    error(std::string("cannot start the compiler: ") + std::strerror(errno));
-  }  // else: the compiler reported why
+  }
+  std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   return rc;
 #endif

@@ -20,7 +20,7 @@ from ._dscc import (Context, Error, FactViolatedError, InternalError, InvalidArg
 from ._dscc import Model as _NativeModel
 from . import _dscc
 
-__all__ = ["Model", "Context", "TensorSpec", "empty", "Error", "InvalidArgumentError", "ShapeMismatchError",
+__all__ = ["Model", "Context", "TensorSpec", "compile", "CompileError", "empty", "Error", "InvalidArgumentError", "ShapeMismatchError",
            "FactViolatedError", "OutOfMemoryError", "InternalError", "UnavailableError", "abi_version",
            "__version__"]
 __version__ = "0.1.0"
@@ -155,7 +155,50 @@ class Model:
         return _dscc.BoundCall(self._native, arrays, ctx, outs)
 
 
-def compile(*args):
-    """Runs ``dscc compile ARGS...`` (the dscc beside this module); returns its exit status."""
-    from .__main__ import run_cli
-    return run_cli(["compile", *map(str, args)])
+class CompileError(Exception):
+    """``dscc.compile`` failed: ``str(e)`` is the compiler's report (located diagnostics, as ``dscc compile``
+    prints them), ``.status`` its exit status (1: the program or model, 2: a usage error in the options)."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
+
+
+def compile(source, output=None, *options, where=(), target=None):
+    """Compiles ``source`` (a ``.dsc`` program or an ``.onnx`` model) in this process, as ``dscc compile`` does:
+    the same compile session, options and checks (docs/compile.md). Returns ``output``, or without one the
+    shared library's default path (the source's stem + ``.so`` in the current folder, as the command line).
+
+    ``output``: the file to write (with several ``--emit`` kinds, their stem); ``where``: facts
+    for an ONNX model's sizes (``"seq in [1, 512]"``, each a ``--where``); ``target``: ``"cpu"`` (default),
+    ``"cuda:sm_80"`` or ``"cuda:sm_90"``; ``options``: any other flags of ``dscc compile``, as strings
+    (``"-O3"``, ``"--symbolic-dims"``, ``"--emit=so,header"``). Text the command prints (``--emit=ir`` without
+    an output) goes to ``sys.stdout``, warnings to ``sys.stderr``; a failure raises ``CompileError`` with the
+    report. ``dscc.Model(dscc.compile(...))`` loads the result (CPU target).
+    """
+    import os
+    import sys
+    if isinstance(where, str):
+        where = (where,)
+    args = [os.fspath(source)]
+    if output is not None:
+        output = os.fspath(output)
+        args += ["-o", output]
+    if target is not None:
+        args.append(f"--target={target}")
+    for fact in where:
+        args += ["--where", str(fact)]
+    options = [os.fspath(o) if isinstance(o, os.PathLike) else str(o) for o in options]
+    if not any(o == "--progress" or o.startswith("--progress=") for o in options):
+        args.append("--progress=never")  # the report is captured, not a terminal
+    status, out, err = _dscc.compile_command(args + options)
+    if out:
+        sys.stdout.write(out.decode("utf-8", "replace"))
+    err = err.decode("utf-8", "replace")
+    if status != 0:
+        raise CompileError(err.rstrip() or f"dscc compile failed (status {status})", status)
+    if err:
+        sys.stderr.write(err)
+    if output is None:
+        output = os.path.splitext(os.path.basename(os.fspath(source)))[0] + ".so"
+    return output
