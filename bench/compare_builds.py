@@ -2,6 +2,7 @@
 """Before/after benchmark of two dscc builds on the shared workloads: a table of medians and ratios from one run.
 
 Usage: /usr/bin/python3 bench/compare_builds.py --before OLD/tools/dscc --after NEW/tools/dscc
+       [--before-flags "FLAGS"] [--after-flags "FLAGS"]
        [--threads 2] [--calls 30] [--rounds 3] [--programs] [--only NAME ...] [--out bench/results/FILE.md]
 
 Each workload is compiled by both builds (`dscc compile -O3`); both artifacts
@@ -15,7 +16,8 @@ after/before (< 1: the new build is faster). Each build runs on its own runtime
 (BUILD/runtime, put first on LD_LIBRARY_PATH for its processes), so runtime
 changes are in the comparison too. --programs adds the programs of
 bench/programs/ (kernel forms the workloads do not have: gathers, slices,
-transposes, refused stitches), each at the points of its `// points:` line.
+transposes, refused stitches), each at the points of its `// points:` line. --before-flags and --after-flags
+add `dscc compile` flags to one side (the same build twice with and without an option).
 It prints the table (markdown)
 and writes it to --out when given.
 """
@@ -23,6 +25,7 @@ and writes it to --out when given.
 import argparse
 import os
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -77,8 +80,8 @@ def bench(dscc, so, dims, calls, threads):
     return float(m.group(1))
 
 
-def llvm_of(dscc, src, path):
-    subprocess.run([dscc, "compile", src, "-O3", "--emit=llvm", "-o", path], check=True, capture_output=True)
+def llvm_of(dscc, src, path, flags=()):
+    subprocess.run([dscc, "compile", src, "-O3", "--emit=llvm", "-o", path, *flags], check=True, capture_output=True)
     lines = open(path).read().splitlines()
     return [l for l in lines if "dscc_model_source_dir" not in l and not l.startswith("; ModuleID")
             and not l.startswith("source_filename")]
@@ -88,6 +91,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", required=True)
     ap.add_argument("--after", required=True)
+    ap.add_argument("--before-flags", default="", help="more `dscc compile` flags for the before side")
+    ap.add_argument("--after-flags", default="", help="more `dscc compile` flags for the after side")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--calls", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=3)
@@ -95,6 +100,7 @@ def main():
     ap.add_argument("--only", nargs="+", metavar="NAME", help="only these workloads and programs")
     ap.add_argument("--out")
     a = ap.parse_args()
+    flags = {"before": shlex.split(a.before_flags), "after": shlex.split(a.after_flags)}
     rows = []
     targets = [(name, os.path.join(W, name + ".dsc"), points) for name, points in POINTS.items()]
     if a.programs:
@@ -108,7 +114,7 @@ def main():
             sos = {}
             for tag, dscc in (("before", a.before), ("after", a.after)):
                 so = os.path.join(tmp, "%s.%s.so" % (name, tag))
-                subprocess.run([dscc, "compile", src, "-O3", "-o", so], check=True, capture_output=True,
+                subprocess.run([dscc, "compile", src, "-O3", "-o", so, *flags[tag]], check=True, capture_output=True,
                                env=build_env(dscc))
                 small = {k: min(v, 8) for k, v in points[0].items()}
                 cmd = [dscc, "run", so, "--random", "--check"] + sum((["--dim", "%s=%d" % kv] for kv in small.items()), [])
@@ -117,7 +123,8 @@ def main():
                     print("%s (%s): check failed\n%s%s" % (name, tag, c.stdout, c.stderr), file=sys.stderr)
                     return 1
                 sos[tag] = (dscc, so)
-            same = llvm_of(a.before, src, os.path.join(tmp, "b.ll")) == llvm_of(a.after, src, os.path.join(tmp, "a.ll"))
+            same = (llvm_of(a.before, src, os.path.join(tmp, "b.ll"), flags["before"]) ==
+                    llvm_of(a.after, src, os.path.join(tmp, "a.ll"), flags["after"]))
             for dims in points:
                 t = {"before": [], "after": []}
                 for _ in range(a.rounds):

@@ -262,19 +262,25 @@ Lanes ElementGenerator::concatLanes(const Operation& op, const LaneIndex& oi) {
     if (next) b_.SetInsertPoint(next);
   }
   // Each branch ends where its value is known; the lanes are made there.
+  // Lanes that differ meet as one vector phi, not W scalar ones, so a
+  // branch's W-wide load reaches the store as one value.
   llvm::Type* t = registerType(ctx_, op.result()->type.dtype);
-  Lanes r;
-  std::vector<llvm::PHINode*> phis;
+  llvm::Type* vt = uniform ? t : llvm::FixedVectorType::get(t, static_cast<unsigned>(lanes_));
   b_.SetInsertPoint(merge);
-  for (int l = 0; l < (uniform ? 1 : lanes_); ++l) phis.push_back(b_.CreatePHI(t, static_cast<unsigned>(n)));
+  llvm::PHINode* phi = b_.CreatePHI(vt, static_cast<unsigned>(n));
   for (auto& [v, bb] : in) {
     b_.SetInsertPoint(bb);
-    for (size_t l = 0; l < phis.size(); ++l) phis[l]->addIncoming(lane(v, static_cast<int>(l)), bb);
+    llvm::Value* x = uniform ? v.base : llvm::PoisonValue::get(vt);
+    if (!uniform)
+      for (int l = 0; l < lanes_; ++l) x = b_.CreateInsertElement(x, lane(v, l), l);
+    phi->addIncoming(x, bb);
     b_.CreateBr(merge);
   }
   b_.SetInsertPoint(merge);
-  if (uniform) r.base = phis[0];
-  else r.each.assign(phis.begin(), phis.end());
+  Lanes r;
+  if (uniform) r.base = phi;
+  else
+    for (int l = 0; l < lanes_; ++l) r.each.push_back(b_.CreateExtractElement(phi, l));
   return r;
 }
 

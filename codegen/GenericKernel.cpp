@@ -391,6 +391,27 @@ class GenericSchedule : public ElementSource {
 
 }  // namespace
 
+bool genericVectorPays(const Operation& fusion, int width) {
+  if (width < 2 || fusion.results.empty()) return false;
+  auto wholeBlocks = [&](const DimExpr& d) { return d.isConst() && d.constValue() % width == 0; };
+  const DimExpr* row = nullptr;
+  for (const auto& r : fusion.results) {
+    if (r->type.rank() == 0) return false;
+    const DimExpr& d = r->type.dims.back();
+    if (row && !(d == *row)) return false;
+    row = &d;
+  }
+  if (!wholeBlocks(*row) || row->constValue() < width || row->constValue() > 2 * width) return false;
+  for (const auto& op : fusion.body) {
+    if (op->kind != OpKind::Concat) continue;
+    size_t rank = op->result()->type.rank();
+    if (opAxis(*op, rank) + 1 != rank) continue;
+    for (const Value* v : op->operands)
+      if (!wholeBlocks(v->type.dims.back())) return false;
+  }
+  return true;
+}
+
 std::string describeGenericKernel(const Operation& fusion, KernelInterface& out, bool tiles, bool vectors) {
   GenericPlan p;
   std::string e = plan(fusion, p, tiles, vectors);

@@ -39,6 +39,18 @@ class CodeModule;
 std::string describeGenericKernel(const Operation& fusion, KernelInterface& out, bool tiles = true,
                                   bool vectors = false);
 
+/// Whether the CPU vector version of generic kernel `fusion`, in blocks of
+/// `width` lanes, pays without being asked for (PlanOptions::GenericVector
+/// Auto): every result's rows have one constant length of one or two whole
+/// blocks, and every concat along a last axis joins constant widths that are
+/// multiples of width (no block straddles its seam). Why: LLVM's own
+/// widening of the scalar rows, with its per-row checks and scalar
+/// remainder, left rows that short mostly scalar: whole blocks were
+/// 1.1-1.8x faster on attention's data movement at head sizes 16 and 32;
+/// from three blocks on, and where blocks straddle a seam, its rows were as
+/// fast or faster (bench/results/2026-12-07-generic-vector-short-rows.md).
+bool genericVectorPays(const Operation& fusion, int width);
+
 /// Lowers `fusion` as a generic kernel to function `name` (KernelFn) in `m`;
 /// `tiles` as for describeGenericKernel (they must agree).
 LoweredKernel lowerGenericKernel(const Operation& fusion, CodeModule& m, const std::string& name,

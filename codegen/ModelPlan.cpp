@@ -419,7 +419,10 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
     } else if (k.kind == KernelKind::Input) {
       why = describeInputKernel(*op, k.iface);
     } else if (k.kind == KernelKind::Generic) {
-      why = describeGenericKernel(*op, k.iface, /*tiles=*/!opts.gpu, /*vectors=*/!opts.gpu && opts.genericVector);
+      int width = opts.loopVectorWidth > 0 ? opts.loopVectorWidth : opts.vectorWidth;
+      bool vectors = !opts.gpu && (opts.genericVector == PlanOptions::GenericVector::On ||
+                                   (opts.genericVector == PlanOptions::GenericVector::Auto && genericVectorPays(*op, width)));
+      why = describeGenericKernel(*op, k.iface, /*tiles=*/!opts.gpu, vectors);
     } else if (isWindowKernel(*op)) {
       k.window = std::make_shared<WindowPlan>();
       why = planWindowKernel(*op, opts.gpu, *k.window);

@@ -161,12 +161,14 @@ struct PlanOptions {
   int vectorBytes = 0;
   /// Generate index32 and broadcast-free versions.
   bool index32 = true, broadcastFree = true;
-  /// CPU generic kernels get a vector version (rows in blocks of the loop
-  /// kernels' width through the generator's lane mode, a scalar tail):
-  /// `dscc compile --generic-vector`. Off by default: it measured no steady
-  /// gain over LLVM's own widening of the rows and was 2-6% slower on some
-  /// (bench/results/2026-12-06-generic-vector.md).
-  bool genericVector = false;
+  /// Which CPU generic kernels get a vector version (rows in blocks of the
+  /// loop kernels' width through the generator's lane mode, a scalar tail):
+  /// Auto those whose short rows it pays for (genericVectorPays; LLVM's own
+  /// widening of longer rows measured as fast: bench/results/
+  /// 2026-12-06-generic-vector.md), On every one that lane mode takes
+  /// (`dscc compile --generic-vector`), Off none (`--no-generic-vector`).
+  enum class GenericVector { Auto, On, Off };
+  GenericVector genericVector = GenericVector::Auto;
   /// > 0: CPU loop and stitch kernels whose outputs can reach this many
   /// bytes per call get a streaming version (KernelVariant::stream), run when
   /// they do; kStreamAtRunTime (the frontend's default): when they exceed the

@@ -31,8 +31,8 @@ struct CompileOpts {
   std::string file, output, func, emit, depFile, cpu = "native", runtimeDir, target = "cpu", tuning, rowSchedule, streamingMin;
   std::string optLevel = "2";
   std::vector<std::string> depTargets;  // -MT
-  bool objectOnly = false, depsMD = false, depsMMD = false, depsPhony = false, debugInfo = false, checkBounds = false,
-       genericVector = false;
+  bool objectOnly = false, depsMD = false, depsMMD = false, depsPhony = false, debugInfo = false, checkBounds = false;
+  codegen::PlanOptions::GenericVector genericVector = codegen::PlanOptions::GenericVector::Auto;
   int vectorWidth = 0, jobs = 0;
   std::shared_ptr<CacheFlags> cache = std::make_shared<CacheFlags>();
   std::shared_ptr<frontend::ImportOptions> onnx = std::make_shared<frontend::ImportOptions>();
@@ -427,8 +427,7 @@ Command addCompileCommand(CLI::App& app) {
                 "kernels, 8 for reductions; on the GPU 16 bytes over each kernel's widest element: 4 f32, 8 f16; "
                 "1: none)");
   c->add_option("--target", o->target, "cpu (default), cuda:sm_80 or cuda:sm_90");
-  c->add_flag("--generic-vector", o->genericVector,
-              "CPU: generic kernels also get a vector version (rows in blocks of 16 lanes from the element generator, a scalar tail; off by default: no steady gain measured)");
+  addGenericVectorFlags(c, o->genericVector);
   c->add_option("--streaming-min", o->streamingMin,
                 "CPU: kernel calls whose outputs have at least SIZE bytes, 64-byte aligned, write them with "
                 "streaming (non-temporal) stores that bypass the cache, e.g. 512M; 0: never (default: the "

@@ -18,7 +18,7 @@ namespace {
 
 struct ExplainOpts {
   std::string file, func, target = "cpu", tuning, rowSchedule, streamingMin;
-  bool genericVector = false;
+  codegen::PlanOptions::GenericVector genericVector = codegen::PlanOptions::GenericVector::Auto;
   std::vector<std::string> dims;
   int vectorWidth = 0;
   std::shared_ptr<frontend::ImportOptions> onnx = std::make_shared<frontend::ImportOptions>();
@@ -95,7 +95,7 @@ Command addExplainCommand(CLI::App& app) {
   c->add_option("--target", o->target, "cpu (default), cuda:sm_80 or cuda:sm_90");
   c->add_option("--tuning", o->tuning, "a dscc-tune file: show the range and configuration that apply");
   c->add_option("--streaming-min", o->streamingMin, "as for dscc compile");
-  c->add_flag("--generic-vector", o->genericVector, "as for dscc compile");
+  addGenericVectorFlags(c, o->genericVector);
   c->add_option("--row-schedule", o->rowSchedule, "as for dscc compile");
   addImportOptions(c, o->onnx);
   addSessionReportFlags(c, o->report);

@@ -32,6 +32,17 @@ bool streamingOption(const std::string& value, codegen::PlanOptions& out, std::o
   return true;
 }
 
+void addGenericVectorFlags(CLI::App* cmd, codegen::PlanOptions::GenericVector& out) {
+  using GV = codegen::PlanOptions::GenericVector;
+  auto* on = cmd->add_flag_callback("--generic-vector", [&out] { out = GV::On; },
+                                    "CPU: every generic kernel gets a vector version (rows in blocks of 16 lanes from "
+                                    "the element generator, a scalar tail); by default only those with short rows "
+                                    "(one or two whole blocks), where LLVM's own widening leaves them scalar");
+  auto* off = cmd->add_flag_callback("--no-generic-vector", [&out] { out = GV::Off; },
+                                     "CPU: no generic kernel gets a vector version");
+  on->excludes(off);
+}
+
 bool targetPlanOptions(const std::string& target, int vectorWidth, const std::string& rowSchedule,
                        codegen::PlanOptions& out, std::ostream& err) {
   std::string why;

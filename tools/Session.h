@@ -89,6 +89,10 @@ struct Session {
 /// versions. False, reported to `err`, on a bad size or a GPU target.
 bool streamingOption(const std::string& value, codegen::PlanOptions& out, std::ostream& err);
 
+/// Adds --generic-vector and --no-generic-vector to `cmd`, stored into `out`
+/// (which must outlive the parse; PlanOptions::GenericVector::Auto unless given).
+void addGenericVectorFlags(CLI::App* cmd, codegen::PlanOptions::GenericVector& out);
+
 /// The planner's options for `target` ("cpu", "cuda:sm_80", "cuda:sm_90"):
 /// vector width (`vectorWidth` > 0, else 8 on the CPU and 4 on the GPU),
 /// aligned vector blocks and reduction schedules on the GPU, with the

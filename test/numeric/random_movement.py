@@ -1,6 +1,7 @@
 """Data movement for the random program generator (random_programs.py): transpose, reshape, slice, concat, gather,
 iota and broadcast_to, a mixin of its Gen, which gives it `r` (the seeded random.Random), `syms`, `arg`, `emit`,
-`typ`, `positive`, `bound_dim`, `pool` and `op_unary`."""
+`typ`, `positive`, `bound_dim`, `pool` and `op_unary`; and attention's data movement on rows of one or two whole
+vector blocks (`op_rows`)."""
 
 
 def atom(d):
@@ -128,3 +129,28 @@ class MovementOps:
         if len(nd) > 4:
             return self.op_unary(x, dims)
         self.emit("broadcast_to %%%s : %s" % (x, self.typ(nd)), nd)
+
+    def op_rows(self, x, dims):
+        """Attention's data movement on rows of 16 or 32 (one or two whole vector blocks), which generic kernels take
+        in their vector version by default (codegen genericVectorPays): a head split's transpose, a rotate_half
+        (its seam at a block boundary, or inside one), a cache append along an outer axis."""
+        L = self.r.choice([16, 32])
+        A = self.r.choice(["N", "M"])
+        B = self.r.choice(["2", "3", "M"])
+        form = self.r.random()
+        if form < 0.3:
+            y = self.arg([A, str(2 * L)])
+            r = self.emit("reshape %%%s : %s" % (y, self.typ([A, "2", str(L)])), [A, "2", str(L)], pool=False)
+            self.emit("transpose %%%s {perm = [1, 0, 2]}" % r, ["2", A, str(L)])
+        elif form < 0.6:
+            y = self.arg([A, B, str(L)])
+            h = self.r.choice([L // 2, 8]) if L == 32 else L // 2
+            a = self.emit("slice %%%s {axes = [2], starts = [%d], ends = [%d]}" % (y, h, L), [A, B, str(L - h)],
+                          pool=False)
+            n = self.emit("neg %%%s" % a, [A, B, str(L - h)], pool=False)
+            b = self.emit("slice %%%s {axes = [2], starts = [0], ends = [%d]}" % (y, h), [A, B, str(h)], pool=False)
+            self.emit("concat %%%s, %%%s {axis = 2}" % (n, b), [A, B, str(L)])
+        else:
+            y = self.arg([A, B, str(L)])
+            z = self.arg(["1", B, str(L)])
+            self.emit("concat %%%s, %%%s {axis = 0}" % (y, z), [atom(A) + "+1", B, str(L)])

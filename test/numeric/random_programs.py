@@ -184,7 +184,7 @@ class Gen(WindowOps, ScanOps, MovementOps):
         choices = ["unary", "binary", "binary", "reduce", "transpose", "reshape", "slice", "concat",
                    "gather", "iota", "select", "softmax", "layer_norm", "matmul", "argmax", "broadcast",
                    "cast", "exp", "positive", "divide", "integer", "logic", "gelu", "splat", "combine", "normalize",
-                   "normalize"]
+                   "normalize", "rows", "rows", "rows"]
         if self.windows:
             choices += ["window"] * 9
         if self.scans:
