@@ -87,12 +87,14 @@ std::shared_ptr<Prim> makeConvPrim(const dnnl::memory::desc& xm, const dnnl::mem
                                    const dnnl::memory::dims& st, const dnnl::memory::dims& dil,
                                    const dnnl::memory::dims& pl, const dnnl::memory::dims& pr, bool pointwise);
 
-/// Primitives by shape key, least recently used dropped beyond kCapacity (each holds generated code).
-class PrimCache {
+/// Primitives (`T`: a Prim, or another call's own record) by shape key, least recently used dropped beyond
+/// kCapacity (each holds generated code).
+template <class T>
+class PrimCacheOf {
  public:
   static constexpr size_t kCapacity = 128;
   template <class Make>
-  std::shared_ptr<Prim> get(const Dims& key, Make&& make) {
+  std::shared_ptr<T> get(const Dims& key, Make&& make) {
     {
       std::lock_guard<std::mutex> l(mu_);
       auto it = map_.find(key);
@@ -102,7 +104,7 @@ class PrimCache {
       }
     }
     // Made outside the lock (oneDNN may JIT for milliseconds); two threads may make the same one once.
-    std::shared_ptr<Prim> p = make();
+    std::shared_ptr<T> p = make();
     std::lock_guard<std::mutex> l(mu_);
     auto it = map_.find(key);
     if (it != map_.end()) return it->second.first;
@@ -118,8 +120,11 @@ class PrimCache {
  private:
   std::mutex mu_;
   std::list<Dims> lru_;
-  std::map<Dims, std::pair<std::shared_ptr<Prim>, std::list<Dims>::iterator>> map_;
+  std::map<Dims, std::pair<std::shared_ptr<T>, std::list<Dims>::iterator>> map_;
 };
+
+/// The window calls' primitive cache.
+using PrimCache = PrimCacheOf<Prim>;
 
 /// The process's primitive cache.
 PrimCache& cache();

@@ -66,11 +66,53 @@ __attribute__((target("avx512f"), always_inline)) inline void microKernel(const 
   }
 }
 
+// MR (1 or 2) rows of C times NP consecutive panels: with one or two rows, one panel gives only 2-4 chains of
+// dependent FMAs (each 4 cycles), so the kernel waited on latency; NP panels give 2*MR*NP independent ones.
+template <int MR, int NP>
+__attribute__((target("avx512f"), always_inline)) inline void wideKernel(const float* A, int64_t lda,
+                                                                         const float* panel, int64_t K, float* C,
+                                                                         int64_t ldc, const __mmask16* m) {
+  __m512 acc[MR][2 * NP];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (int j = 0; j < 2 * NP; ++j) acc[r][j] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < K; ++k) {
+    __m512 b[2 * NP];
+#pragma GCC unroll 16
+    for (int q = 0; q < NP; ++q) {
+      const float* row = panel + q * K * W + k * W;
+      _mm_prefetch(reinterpret_cast<const char*>(row + 16 * W), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(row + 16 * W + 16), _MM_HINT_T0);
+      b[2 * q] = _mm512_load_ps(row), b[2 * q + 1] = _mm512_load_ps(row + 16);
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      const __m512 a = _mm512_set1_ps(A[r * lda + k]);
+#pragma GCC unroll 16
+      for (int j = 0; j < 2 * NP; ++j) acc[r][j] = _mm512_fmadd_ps(a, b[j], acc[r][j]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (int j = 0; j < 2 * NP; ++j) _mm512_mask_storeu_ps(C + r * ldc + j * 16, m[j], acc[r][j]);
+}
+
 __attribute__((target("avx512f"))) void packedGemmAvx512(int64_t M, const float* A, int64_t lda, const PackedB& b,
                                                          float* C, int64_t ldc, int64_t p0, int64_t p1) {
   const auto mask = [](int64_t n) -> __mmask16 {
     return n >= 16 ? static_cast<__mmask16>(0xFFFF) : n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1);
   };
+  // One or two rows: four or two panels at a time (wideKernel).
+  const int64_t np = M == 1 ? 4 : M == 2 ? 2 : 1;
+  for (; np > 1 && p0 + np <= p1; p0 += np) {
+    __mmask16 m[8];
+    for (int64_t j = 0; j < 2 * np; ++j) m[j] = mask(b.N - p0 * W - j * 16);
+    const float* panel = b.data + p0 * b.K * W;
+    if (M == 1) wideKernel<1, 4>(A, lda, panel, b.K, C + p0 * W, ldc, m);
+    else wideKernel<2, 2>(A, lda, panel, b.K, C + p0 * W, ldc, m);
+  }
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t rem = b.N - p * W;
     const __mmask16 m0 = mask(rem), m1 = mask(rem - 16);

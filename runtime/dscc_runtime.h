@@ -263,7 +263,7 @@ dscc_status dscc_pool_f32(dscc_context* ctx, int32_t n_spatial, int32_t kind, in
 /// initial_h and initial_c [D, batch, hidden] (NULL: zeros), ONNX's gate orders (lstm i o f c, gru z r h), D = 2
 /// for direction 2 (bidirectional; 0 forward, 1 reverse), G = 4, 3, 1. Writes one output: 0 y [seq, D, batch,
 /// hidden], 1 y_h or 2 y_c (lstm) [D, batch, hidden]. linear_before_reset applies to gru. A loop over time steps
-/// in f32, the products through dscc_sgemm_strided_batched (the context's threads); docs/ir.md has the equations.
+/// in f32 on the context's threads (docs/abi.md); docs/ir.md has the equations.
 dscc_status dscc_rnn_f32(dscc_context* ctx, int32_t cell, int32_t direction, int32_t linear_before_reset,
                          int32_t output, int64_t seq, int64_t batch, int64_t input, int64_t hidden, const float* x,
                          const float* w, const float* r, const float* b, const float* initial_h,
