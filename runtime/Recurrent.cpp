@@ -77,7 +77,8 @@ struct Avx512Math {
   static Vec sub(Vec a, Vec b) { return _mm512_sub_ps(a, b); }
   static Vec mul(Vec a, Vec b) { return _mm512_mul_ps(a, b); }
   static Vec exp(Vec x) {
-    x = _mm512_min_ps(_mm512_max_ps(x, set(-87.3f)), set(88.7f));
+    // max/min return their second operand where either is NaN: x second, so a NaN stays NaN (as std::exp's).
+    x = _mm512_min_ps(set(88.7f), _mm512_max_ps(set(-87.3f), x));
     const Vec n = _mm512_roundscale_ps(_mm512_mul_ps(x, set(1.44269504088896341f)),
                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     Vec r = _mm512_fnmadd_ps(n, set(0.693359375f), x);
