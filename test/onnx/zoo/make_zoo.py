@@ -179,6 +179,10 @@ FAMILIES += [
            feeds=V.vit_inputs, dyn={"pixel_values": {0: "batch"}},
            out_dyn={"last_hidden_state": {0: "batch"}, "pooler_output": {0: "batch"}},
            sizes=[(1,), (2,), (3,), (4,)], example=(2,)),
+    Family("beit", V.beit, ["pixel_values"], ["last_hidden_state", "pooler_output"], None, dims=["batch"],
+           feeds=V.vit_inputs, dyn={"pixel_values": {0: "batch"}},
+           out_dyn={"last_hidden_state": {0: "batch"}, "pooler_output": {0: "batch"}},
+           sizes=[(1,), (2,), (3,), (4,)], example=(2,)),
     # The same ViT called with interpolate_pos_encoding=True, as for images of other sizes: the position embeddings
     # resized bicubically to the patch grid, so height and width are dynamic too (at least 8: one patch).
     Family("vit_interpolate", V.vit, ["pixel_values"], ["last_hidden_state", "pooler_output"], None,

@@ -82,6 +82,15 @@ def vit():
     return T.ViTModel(cfg, add_pooling_layer=True)
 
 
+def beit():
+    # BEiT as ViT's sizes, with its relative position bias in every layer (a table indexed by a relative position
+    # index the exporters write as a constant, or TorchScript's ScatterND building it) and mean pooling.
+    cfg = T.BeitConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                       image_size=32, patch_size=8, num_channels=3, use_relative_position_bias=True,
+                       use_mean_pooling=True)
+    return T.BeitModel(cfg, add_pooling_layer=True)
+
+
 def vit_inputs(size, g):
     return {"pixel_values": torch.randn(size["batch"], 3, 32, 32, generator=g)}
 
