@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 
 #include <llvm/IR/Function.h>
@@ -20,9 +21,8 @@ namespace dscc::codegen {
 namespace {
 
 // What a generic kernel needs to know before emitting: inputs, symbols, units.
-struct GenericPlan {
+struct GenericPlan : KernelForm {
   const Operation* fusion = nullptr;
-  KernelInterface iface;
   std::map<const Value*, size_t> inputIndex;
   std::map<const Value*, const Operation*> defOf;
   std::vector<DimExpr> offsets;  // per result: its first unit
@@ -412,30 +412,55 @@ bool genericVectorPays(const Operation& fusion, int width) {
   return true;
 }
 
+std::shared_ptr<const KernelForm> planGenericKernel(const Operation& fusion, bool tiles, bool vectors,
+                                                    std::string* error) {
+  auto p = std::make_shared<GenericPlan>();
+  *error = plan(fusion, *p, tiles, vectors);
+  if (!error->empty()) return nullptr;
+  return p;
+}
+
 std::string describeGenericKernel(const Operation& fusion, KernelInterface& out, bool tiles, bool vectors) {
-  GenericPlan p;
-  std::string e = plan(fusion, p, tiles, vectors);
-  if (e.empty()) out = p.iface;
+  std::string e;
+  std::shared_ptr<const KernelForm> form = planGenericKernel(fusion, tiles, vectors, &e);
+  if (form) out = form->iface;
   return e;
+}
+
+LoweredKernel lowerGenericKernel(const KernelForm& form, CodeModule& m, const std::string& name,
+                                 const KernelVariant& v) {
+  LoweredKernel res;
+  const auto* p = dynamic_cast<const GenericPlan*>(&form);
+  if (!p) {
+    res.error = "codegen: lowerGenericKernel was given another kind's form";
+    return res;
+  }
+  if (v.vectorWidth > 1 && p->iface.guards.vectorExtent == DimExpr(0)) {
+    res.error = "codegen: no vector version of this generic kernel (it was planned without one, or it holds a "
+                "reduction, argmax or matmul)";
+    return res;
+  }
+  llvm::Function* fn = createKernelFunction(m, name, &res.error);
+  if (!fn) return res;
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(m.context(), "entry", fn));
+  GenericSchedule(*p, b, v).emit(&fn->getEntryBlock(), fn->getArg(0), fn->getArg(1), fn->getArg(2), fn->getArg(3),
+                                 fn->getArg(4));
+  b.CreateRetVoid();
+  res.fn = fn;
+  res.iface = p->iface;
+  return res;
 }
 
 LoweredKernel lowerGenericKernel(const Operation& fusion, CodeModule& m, const std::string& name,
                                  const KernelVariant& v, bool tiles) {
-  LoweredKernel res;
-  GenericPlan p;
-  res.error = plan(fusion, p, tiles, v.vectorWidth > 1);
-  if (res.error.empty() && v.vectorWidth > 1 && p.iface.guards.vectorExtent == DimExpr(0))
-    res.error = "codegen: no vector version of a generic kernel that holds a reduction, argmax or matmul";
-  if (!res.error.empty()) return res;
-  llvm::Function* fn = createKernelFunction(m, name, &res.error);
-  if (!fn) return res;
-  llvm::IRBuilder<> b(llvm::BasicBlock::Create(m.context(), "entry", fn));
-  GenericSchedule(p, b, v).emit(&fn->getEntryBlock(), fn->getArg(0), fn->getArg(1), fn->getArg(2), fn->getArg(3),
-                       fn->getArg(4));
-  b.CreateRetVoid();
-  res.fn = fn;
-  res.iface = p.iface;
-  return res;
+  std::string e;
+  std::shared_ptr<const KernelForm> form = planGenericKernel(fusion, tiles, v.vectorWidth > 1, &e);
+  if (!form) {
+    LoweredKernel res;
+    res.error = e;
+    return res;
+  }
+  return lowerGenericKernel(*form, m, name, v);
 }
 
 }  // namespace dscc::codegen

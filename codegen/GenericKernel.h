@@ -16,6 +16,7 @@
 // compiled".
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "codegen/Kernel.h"
@@ -51,8 +52,20 @@ std::string describeGenericKernel(const Operation& fusion, KernelInterface& out,
 /// fast or faster (bench/results/2026-12-07-generic-vector-short-rows.md).
 bool genericVectorPays(const Operation& fusion, int width);
 
-/// Lowers `fusion` as a generic kernel to function `name` (KernelFn) in `m`;
-/// `tiles` as for describeGenericKernel (they must agree).
+/// Plans `fusion` as a generic kernel once for all its versions (`tiles`
+/// and `vectors` as for describeGenericKernel); null with `error` set when
+/// it cannot be lowered.
+std::shared_ptr<const KernelForm> planGenericKernel(const Operation& fusion, bool tiles, bool vectors,
+                                                    std::string* error);
+
+/// Lowers version `v` of the generic kernel planned as `form` (from
+/// planGenericKernel) to function `name` (KernelFn) in `m`. A vector version
+/// needs a form planned with `vectors`.
+LoweredKernel lowerGenericKernel(const KernelForm& form, CodeModule& m, const std::string& name,
+                                 const KernelVariant& v = {});
+
+/// planGenericKernel (with vectors where `v` is a vector version) then
+/// lowerGenericKernel: for callers that lower one version.
 LoweredKernel lowerGenericKernel(const Operation& fusion, CodeModule& m, const std::string& name,
                                  const KernelVariant& v = {}, bool tiles = true);
 

@@ -18,14 +18,19 @@ std::string runSymbol(const Function& f) { return cIdentifier(f.name) + "_run"; 
 
 LoweredKernel lowerKernelVersion(const KernelPlan& k, size_t v, CodeModule& m, const std::string& name,
                                  int splitPhase) {
+  if (!k.form) {
+    LoweredKernel res;
+    res.error = "codegen: kernel " + k.symbol + " has no planned form (it has no kernel of ours)";
+    return res;
+  }
   switch (k.kind) {
-    case KernelKind::Loop: return lowerLoopKernel(*k.fusion, m, name, k.versions[v]);
-    case KernelKind::Stitch: return lowerStitchKernel(*k.fusion, m, name, k.versions[v]);
-    case KernelKind::Input: return lowerInputKernel(*k.fusion, m, name, k.versions[v], splitPhase);
-    case KernelKind::Generic: return lowerGenericKernel(*k.fusion, m, name, k.versions[v]);
+    case KernelKind::Loop: return lowerLoopKernel(*k.form, m, name, k.versions[v]);
+    case KernelKind::Stitch: return lowerStitchKernel(*k.form, m, name, k.versions[v]);
+    case KernelKind::Input: return lowerInputKernel(*k.form, m, name, k.versions[v], splitPhase);
+    case KernelKind::Generic: return lowerGenericKernel(*k.form, m, name, k.versions[v]);
     case KernelKind::Library: break;
   }
-  return lowerLoopKernel(*k.gemm->epilogue, m, name, k.versions[v]);
+  return lowerLoopKernel(*k.form, m, name, k.versions[v]);  // the GEMM's epilogue
 }
 
 std::string emitModel(const ModelPlan& plan, const std::string& source, CodeModule& m, const GpuArtifact* gpu,

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -186,6 +187,18 @@ struct KernelInterface {
   DimExpr workPerUnit = DimExpr(1);
   /// What the versions' guards look at.
   KernelGuardInputs guards;
+};
+
+/// What a kernel's lowering plans once from its fusion, before any version
+/// is emitted, and its interface: a loop kernel's operand accesses and merged
+/// dims, a reduction kernel's frames and phases, a generic kernel's rows or
+/// tiles. ModelPlan makes it when it describes the kernel (KernelPlan::form),
+/// and each version's lowering reads it instead of planning again. Each
+/// kind's lowering derives its own (KernelLowering.cpp, ReductionPlan.h,
+/// GenericKernel.cpp) and refuses a form of another kind.
+struct KernelForm {
+  virtual ~KernelForm() = default;
+  KernelInterface iface;
 };
 
 /// The result of lowering one kernel version: the function, or an error message.

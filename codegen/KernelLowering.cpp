@@ -33,16 +33,43 @@ struct DimGroup {
   size_t first = 0, last = 0;  // inclusive
 };
 
-struct KernelPlan {
+struct KernelPlan : KernelForm {
   const Operation* fusion = nullptr;
-  KernelInterface iface;
   std::vector<DimExpr> space;   // the iteration space: the results' dims
   std::vector<DimGroup> groups;  // merged dims, outermost first
   std::vector<OperandPlan> operands;
   KernelVariant variant;
 };
 
-std::string plan(const Operation& f, KernelPlan& p, const KernelVariant& variant = {}) {
+// Merges adjacent dims read alike by every operand: same-shape operands then
+// see one flat dim, a row bias [N, D] + [D] two.
+void mergeGroups(KernelPlan& p) {
+  p.groups.clear();
+  for (size_t j = 0; j < p.space.size(); ++j) {
+    bool merge = j > 0;
+    for (const OperandPlan& op : p.operands)
+      merge = merge && op.access[j] != Access::Dynamic && op.access[j] == op.access[j - 1];
+    if (merge) p.groups.back().last = j;
+    else p.groups.push_back({j, j});
+  }
+}
+
+// The form as version `variant` reads it: a broadcast-free version reads the
+// operands that may broadcast at run time at full size (the host called it
+// only because the two dims are equal), which changes the merged dims.
+KernelPlan forVariant(const KernelPlan& form, const KernelVariant& variant) {
+  KernelPlan p = form;
+  p.variant = variant;
+  if (variant.broadcastFree) {
+    for (OperandPlan& op : p.operands)
+      for (Access& a : op.access)
+        if (a == Access::Dynamic) a = Access::Contig;
+    mergeGroups(p);
+  }
+  return p;
+}
+
+std::string plan(const Operation& f, KernelPlan& p) {
   p.fusion = &f;
   if (f.kind != OpKind::Fusion) return err("op '" + std::string(f.name()) + "' is not a fusion");
   if (kernelKindOf(f) != KernelKind::Loop)
@@ -72,9 +99,6 @@ std::string plan(const Operation& f, KernelPlan& p, const KernelVariant& variant
       if (a == Access::Dynamic) {
         size_t u = j - (p.space.size() - v->type.rank());
         p.iface.guards.broadcastPairs.push_back({v->type.dims[u], p.space[j]});
-        // The broadcast-free version reads the operand at full size: the host
-        // called it only because the two dims are equal.
-        if (variant.broadcastFree) a = Access::Contig;
       }
       op.access.push_back(a);
     }
@@ -105,21 +129,12 @@ std::string plan(const Operation& f, KernelPlan& p, const KernelVariant& variant
   p.iface.symbols.assign(symbols.begin(), symbols.end());
   p.iface.units = product(p.space);
   p.iface.workPerUnit = DimExpr(1);
-  p.variant = variant;
   // Guards: the innermost dim for vector blocks (every merged row is a
   // multiple of it), the element counts whose offsets index32 computes.
   if (!p.space.empty()) p.iface.guards.vectorExtent = p.space.back();
   p.iface.guards.indexCounts.push_back(p.iface.units);
 
-  // Merge adjacent dims read alike by every operand: same-shape operands then
-  // see one flat dim, a row bias [N, D] + [D] two.
-  for (size_t j = 0; j < p.space.size(); ++j) {
-    bool merge = j > 0;
-    for (const OperandPlan& op : p.operands)
-      merge = merge && op.access[j] != Access::Dynamic && op.access[j] == op.access[j - 1];
-    if (merge) p.groups.back().last = j;
-    else p.groups.push_back({j, j});
-  }
+  mergeGroups(p);
   return "";
 }
 
@@ -450,18 +465,25 @@ class LoopEmitter : public ElementSource {
 
 }  // namespace
 
+std::shared_ptr<const KernelForm> planLoopKernel(const Operation& fusion, std::string* error) {
+  auto p = std::make_shared<KernelPlan>();
+  *error = plan(fusion, *p);
+  if (!error->empty()) return nullptr;
+  return p;
+}
+
 std::string describeLoopKernel(const Operation& fusion, KernelInterface& out) {
-  KernelPlan p;
-  std::string e = plan(fusion, p);
-  if (e.empty()) out = p.iface;
+  std::string e;
+  if (auto form = planLoopKernel(fusion, &e)) out = form->iface;
   return e;
 }
 
 std::string emitLoopKernelRange(const Operation& fusion, llvm::IRBuilderBase& b, llvm::Value* inputs,
                                 llvm::Value* outputs, llvm::Value* sizes, llvm::Value* begin, llvm::Value* end,
                                 const KernelVariant& variant) {
-  KernelPlan p;
-  if (std::string e = plan(fusion, p, variant); !e.empty()) return e;
+  KernelPlan form;
+  if (std::string e = plan(fusion, form); !e.empty()) return e;
+  KernelPlan p = forVariant(form, variant);
   LoopEmitter(p, b).emit(inputs, outputs, sizes, begin, end);
   return "";
 }
@@ -488,12 +510,15 @@ llvm::Function* createKernelFunction(CodeModule& m, const std::string& name, std
   return fn;
 }
 
-LoweredKernel lowerLoopKernel(const Operation& fusion, CodeModule& m, const std::string& name,
+LoweredKernel lowerLoopKernel(const KernelForm& form, CodeModule& m, const std::string& name,
                               const KernelVariant& variant) {
   LoweredKernel res;
-  KernelPlan p;
-  res.error = plan(fusion, p, variant);
-  if (!res.error.empty()) return res;
+  const auto* planned = dynamic_cast<const KernelPlan*>(&form);
+  if (!planned) {
+    res.error = err("lowerLoopKernel was given another kind's form");
+    return res;
+  }
+  KernelPlan p = forVariant(*planned, variant);
   llvm::Function* fn = createKernelFunction(m, name, &res.error);
   if (!fn) return res;
   llvm::LLVMContext& ctx = m.context();
@@ -503,6 +528,18 @@ LoweredKernel lowerLoopKernel(const Operation& fusion, CodeModule& m, const std:
   res.fn = fn;
   res.iface = p.iface;
   return res;
+}
+
+LoweredKernel lowerLoopKernel(const Operation& fusion, CodeModule& m, const std::string& name,
+                              const KernelVariant& variant) {
+  std::string e;
+  std::shared_ptr<const KernelForm> form = planLoopKernel(fusion, &e);
+  if (!form) {
+    LoweredKernel res;
+    res.error = e;
+    return res;
+  }
+  return lowerLoopKernel(*form, m, name, variant);
 }
 
 }  // namespace dscc::codegen

@@ -38,6 +38,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,11 @@ class CodeModule;
 /// The C type of a lowered loop kernel (the common KernelFn).
 using LoopKernelFn = KernelFn;
 
+/// Plans the loop kernel `fusion` once for all its versions (its operands'
+/// accesses, merged dims and interface); null with `error` set when it
+/// cannot be lowered (describeLoopKernel's reasons).
+std::shared_ptr<const KernelForm> planLoopKernel(const Operation& fusion, std::string* error);
+
 /// Checks that the loop kernel `fusion` can be lowered and describes its
 /// interface. Returns "" on success, else why not (an unsupported op or
 /// dtype, a kernel kind other than "loop", results of different shapes).
@@ -68,6 +74,10 @@ std::string describeLoopKernel(const Operation& fusion, KernelInterface& out);
 /// `variant` selects the version (its assumptions are not checked here: the
 /// host code guards the call).
 LoweredKernel lowerLoopKernel(const Operation& fusion, CodeModule& m, const std::string& name,
+                              const KernelVariant& variant = {});
+
+/// As above, from the kernel's form (planLoopKernel), which every version shares.
+LoweredKernel lowerLoopKernel(const KernelForm& form, CodeModule& m, const std::string& name,
                               const KernelVariant& variant = {});
 
 /// Adds an empty function `name` of the KernelFn type (codegen/Kernel.h) to

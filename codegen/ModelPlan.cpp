@@ -413,16 +413,14 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
     if (!kind) {
       why = "codegen: unknown kernel kind '" + kindText(*op) + "'";
     } else if (k.kind == KernelKind::Loop) {
-      why = describeLoopKernel(*op, k.iface);
-    } else if (k.kind == KernelKind::Stitch) {
-      why = describeStitchKernel(*op, k.iface);
-    } else if (k.kind == KernelKind::Input) {
-      why = describeInputKernel(*op, k.iface);
+      k.form = planLoopKernel(*op, &why);
+    } else if (k.kind == KernelKind::Stitch || k.kind == KernelKind::Input) {
+      k.form = planReductionKernel(*op, k.kind == KernelKind::Stitch, &why);
     } else if (k.kind == KernelKind::Generic) {
       int width = opts.loopVectorWidth > 0 ? opts.loopVectorWidth : opts.vectorWidth;
       bool vectors = !opts.gpu && (opts.genericVector == PlanOptions::GenericVector::On ||
                                    (opts.genericVector == PlanOptions::GenericVector::Auto && genericVectorPays(*op, width)));
-      why = describeGenericKernel(*op, k.iface, /*tiles=*/!opts.gpu, vectors);
+      k.form = planGenericKernel(*op, /*tiles=*/!opts.gpu, vectors, &why);
     } else if (isWindowKernel(*op)) {
       k.window = std::make_shared<WindowPlan>();
       why = planWindowKernel(*op, opts.gpu, *k.window);
@@ -446,13 +444,14 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
       if (why.empty() && mdt != DType::F32 && !opts.gpu)
         why = "codegen: matmul of " + std::string(dtypeName(mdt)) +
               " needs a GPU target (--target=cuda:sm_80 or cuda:sm_90); the cpu target's BLAS is fp32";
-      if (why.empty() && k.gemm->epilogue) why = describeLoopKernel(*k.gemm->epilogue, k.iface);
+      if (why.empty() && k.gemm->epilogue) k.form = planLoopKernel(*k.gemm->epilogue, &why);
       k.hasKernel = why.empty() && k.gemm->epilogue != nullptr;
     }
     if (!why.empty()) {
       if (failed) *failed = op.get();
       return "kernel %" + resName + " (" + kindText(*op) + "): " + why;
     }
+    if (k.form) k.iface = k.form->iface;
     if (k.hasKernel)
       k.guards = decideGuards(k.iface, solver, opts, takesLoopVectorWidth(k.kind) || k.kind == KernelKind::Generic,
                               k.kind == KernelKind::Generic,

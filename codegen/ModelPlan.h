@@ -77,6 +77,9 @@ struct KernelPlan {
   std::string symbol;  ///< the base of its functions' names, e.g. `bert_layer.k3.p`
   /// The interface of the generated kernel (for library kernels: of the epilogue; see hasKernel).
   KernelInterface iface;
+  /// What the kernel's lowering planned from its fusion (a library kernel's:
+  /// from its epilogue), once, for every version; null without a kernel of ours.
+  std::shared_ptr<const KernelForm> form;
   /// False for a library kernel without an epilogue: only the BLAS runs.
   bool hasKernel = true;
   std::vector<GuardPlan> guards;

@@ -15,12 +15,15 @@ namespace {
 
 using namespace reduction;
 
-LoweredKernel lower(const Operation& fusion, bool stitch, CodeModule& m, const std::string& name,
+LoweredKernel lower(const KernelForm& form, bool stitch, CodeModule& m, const std::string& name,
                     const KernelVariant& variant, int splitPhase = -1) {
   LoweredKernel res;
-  Plan p;
-  res.error = plan(fusion, stitch, p);
-  if (!res.error.empty()) return res;
+  const auto* pp = dynamic_cast<const Plan*>(&form);
+  if (!pp || pp->stitch != stitch) {
+    res.error = err(std::string("lower") + (stitch ? "Stitch" : "Input") + "Kernel was given another kind's form");
+    return res;
+  }
+  const Plan& p = *pp;
   if (variant.schedule == GpuSchedule::Split &&
       (p.iface.guards.phases == 0 || splitPhase < 0 || splitPhase > p.phases || variant.splitChunk <= 0 ||
        variant.splitChunk % std::max(1, variant.vectorWidth) != 0)) {
@@ -44,30 +47,58 @@ LoweredKernel lower(const Operation& fusion, bool stitch, CodeModule& m, const s
   return res;
 }
 
+LoweredKernel planAndLower(const Operation& fusion, bool stitch, CodeModule& m, const std::string& name,
+                           const KernelVariant& variant, int splitPhase) {
+  std::string e;
+  std::shared_ptr<const KernelForm> form = planReductionKernel(fusion, stitch, &e);
+  if (!form) {
+    LoweredKernel res;
+    res.error = e;
+    return res;
+  }
+  return lower(*form, stitch, m, name, variant, splitPhase);
+}
+
 }  // namespace
 
+std::shared_ptr<const KernelForm> planReductionKernel(const Operation& fusion, bool stitch, std::string* error) {
+  auto p = std::make_shared<Plan>();
+  p->stitch = stitch;
+  *error = plan(fusion, stitch, *p);
+  if (!error->empty()) return nullptr;
+  return p;
+}
+
 std::string describeStitchKernel(const Operation& fusion, KernelInterface& out) {
-  Plan p;
-  std::string e = plan(fusion, true, p);
-  if (e.empty()) out = p.iface;
+  std::string e;
+  if (auto form = planReductionKernel(fusion, true, &e)) out = form->iface;
   return e;
 }
 
 LoweredKernel lowerStitchKernel(const Operation& fusion, CodeModule& m, const std::string& name,
                                 const KernelVariant& v, int splitPhase) {
-  return lower(fusion, true, m, name, v, splitPhase);
+  return planAndLower(fusion, true, m, name, v, splitPhase);
+}
+
+LoweredKernel lowerStitchKernel(const KernelForm& form, CodeModule& m, const std::string& name,
+                                const KernelVariant& v, int splitPhase) {
+  return lower(form, true, m, name, v, splitPhase);
 }
 
 std::string describeInputKernel(const Operation& fusion, KernelInterface& out) {
-  Plan p;
-  std::string e = plan(fusion, false, p);
-  if (e.empty()) out = p.iface;
+  std::string e;
+  if (auto form = planReductionKernel(fusion, false, &e)) out = form->iface;
   return e;
 }
 
 LoweredKernel lowerInputKernel(const Operation& fusion, CodeModule& m, const std::string& name,
                                const KernelVariant& v, int splitPhase) {
-  return lower(fusion, false, m, name, v, splitPhase);
+  return planAndLower(fusion, false, m, name, v, splitPhase);
+}
+
+LoweredKernel lowerInputKernel(const KernelForm& form, CodeModule& m, const std::string& name,
+                               const KernelVariant& v, int splitPhase) {
+  return lower(form, false, m, name, v, splitPhase);
 }
 
 }  // namespace dscc::codegen

@@ -28,6 +28,7 @@
 // Summation order differs from the interpreter's (partial sums per lane).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "codegen/Kernel.h"
@@ -36,6 +37,11 @@
 namespace dscc::codegen {
 
 class CodeModule;
+
+/// Plans `fusion` as a stitch kernel (`stitch`) or an input kernel once for
+/// all its versions: its frames, phases and interface. Null with `error` set
+/// when it cannot be lowered (the describe functions' reasons).
+std::shared_ptr<const KernelForm> planReductionKernel(const Operation& fusion, bool stitch, std::string* error);
 
 /// Checks that `fusion` (kind "stitch") can be lowered and describes its
 /// interface. Returns "" or why not (an unsupported op or dtype, a reduction
@@ -69,6 +75,13 @@ std::string describeInputKernel(const Operation& fusion, KernelInterface& out);
 /// the outputs over the last axis' length), 1 combines them and stores the
 /// results (units as usual).
 LoweredKernel lowerInputKernel(const Operation& fusion, CodeModule& m, const std::string& name,
+                               const KernelVariant& v = {}, int splitPhase = -1);
+
+/// As lowerStitchKernel and lowerInputKernel, from the kernel's form
+/// (planReductionKernel with the same `stitch`), which every version shares.
+LoweredKernel lowerStitchKernel(const KernelForm& form, CodeModule& m, const std::string& name,
+                                const KernelVariant& v = {}, int splitPhase = -1);
+LoweredKernel lowerInputKernel(const KernelForm& form, CodeModule& m, const std::string& name,
                                const KernelVariant& v = {}, int splitPhase = -1);
 
 }  // namespace dscc::codegen

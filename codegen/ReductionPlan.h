@@ -22,8 +22,8 @@ using fuseops::isReduction;
 /// A planned stitch or input kernel: its form (passes/ReductionForm.h, the
 /// same analysis the fusion planner asked when it formed the kernel) and
 /// what the lowering adds, its interface and guard inputs.
-struct Plan : fuseops::ReductionForm {
-  KernelInterface iface;
+struct Plan : fuseops::ReductionForm, KernelForm {
+  bool stitch = false;  ///< a stitch kernel (else an input kernel)
 };
 
 /// Plans `f` (a fusion of KernelKind::Stitch when `stitch`, else Input): its

@@ -307,8 +307,8 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
                           : ph == 0 ? rowSplitChunks(k.iface.guards.splitRows) * k.iface.units
                                     : k.iface.units;
           std::string entry = cIdentifier(k.functionName(v)) + "_p" + std::to_string(ph);
-          LoweredKernel lk = k.kind == KernelKind::Stitch ? lowerStitchKernel(*k.fusion, cm, entry + "_body", kv, ph)
-                                                           : lowerInputKernel(*k.fusion, cm, entry + "_body", kv, ph);
+          LoweredKernel lk = k.kind == KernelKind::Stitch ? lowerStitchKernel(*k.form, cm, entry + "_body", kv, ph)
+                                                           : lowerInputKernel(*k.form, cm, entry + "_body", kv, ph);
           if (!lk.ok()) return "kernel " + k.symbol + ": " + lk.error;
           lk.fn->setLinkage(llvm::GlobalValue::InternalLinkage);
           lk.fn->addFnAttr(llvm::Attribute::AlwaysInline);
@@ -334,9 +334,7 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
         continue;
       }
       // Generic kernels: an element per thread (no CPU tiles), as planned for the GPU.
-      LoweredKernel lk = k.kind == KernelKind::Generic
-                             ? lowerGenericKernel(*k.fusion, cm, cIdentifier(k.functionName(v)) + "_body", kv, false)
-                             : lowerKernelVersion(k, v, cm, cIdentifier(k.functionName(v)) + "_body");
+      LoweredKernel lk = lowerKernelVersion(k, v, cm, cIdentifier(k.functionName(v)) + "_body");
       if (!lk.ok()) return "kernel " + k.symbol + ": " + lk.error;
       lk.fn->setLinkage(llvm::GlobalValue::InternalLinkage);
       lk.fn->addFnAttr(llvm::Attribute::AlwaysInline);

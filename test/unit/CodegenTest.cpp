@@ -21,7 +21,9 @@
 #include <sstream>
 
 #include "codegen/Jit.h"
+#include "codegen/GenericKernel.h"
 #include "codegen/KernelLowering.h"
+#include "codegen/ReductionLowering.h"
 #include "ir/Interpreter.h"
 #include "ir/KernelKind.h"
 #include "ir/Parser.h"
@@ -452,6 +454,59 @@ func @main(%x: f32[N, D], %y: f32[D]) -> f32[N, D] {
   fn(in, out, sizes, 0, 100);
   fn(in, out, sizes, 100, 5 * 67);
   EXPECT_EQ(compare(x.bytes.data(), want[0], false), "");
+}
+
+// A kernel's form is planned once and every version lowers from it: the scalar and a broadcast-free vector
+// version of one loop kernel from one form, each against the interpreter; a form given to another kind's lowering
+// is refused with an error, and no function is left.
+TEST(CodegenTest, VersionsLowerFromOneForm) {
+  const char* text = R"(
+func @main(%x: f32[N, D], %y: f32[N, E]) -> f32[N, D] {
+  %a = add %x, %y
+  %b = tanh %a
+  return %b
+}
+)";
+  auto p = parse(text, defaultPipeline());
+  auto ref = parse(text, {});
+  ASSERT_TRUE(p && ref);
+  std::vector<const Operation*> kernels = loopKernels(*p->fn);
+  ASSERT_EQ(kernels.size(), 1u);
+  std::string why;
+  std::shared_ptr<const KernelForm> form = planLoopKernel(*kernels[0], &why);
+  ASSERT_TRUE(form) << why;
+  EXPECT_FALSE(form->iface.guards.broadcastPairs.empty()) << "E may broadcast to D at run time";
+  KernelVariant plain, wide;
+  wide.vectorWidth = 8;
+  wide.broadcastFree = true;
+  CodeModule cm("forms");
+  LoweredKernel a = lowerLoopKernel(*form, cm, "plain", plain);
+  LoweredKernel b = lowerLoopKernel(*form, cm, "wide", wide);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.error << b.error;
+  CodeModule other("other");
+  for (LoweredKernel lk : {lowerGenericKernel(*form, other, "g"), lowerStitchKernel(*form, other, "s"),
+                           lowerInputKernel(*form, other, "i")}) {
+    EXPECT_FALSE(lk.ok());
+    EXPECT_NE(lk.error.find("another kind's form"), std::string::npos) << lk.error;
+  }
+  EXPECT_EQ(emitLLVMText(other).find("define"), std::string::npos) << "a refused form left a function";
+  std::string err;
+  auto jit = Jit::create(&err);
+  ASSERT_TRUE(jit && jit->addModule(std::move(cm), &err)) << err;
+  std::mt19937_64 rng(9);
+  Tensor x = randomTensor(DType::F32, {3, 40}, Data::Mixed, rng), y = randomTensor(DType::F32, {3, 40}, Data::Mixed, rng);
+  std::vector<Tensor> want;
+  ASSERT_TRUE(interpret(*ref->fn, {x, y}, want, ref->diags)) << ref->errors();
+  for (const char* name : {"plain", "wide"}) {
+    auto fn = reinterpret_cast<LoopKernelFn>(jit->lookup(name, &err));
+    ASSERT_TRUE(fn) << err;
+    Tensor out = randomTensor(DType::F32, {3, 40}, Data::Mixed, rng);
+    int64_t sizes[] = {40, 40, 3};  // D, E, N (D a multiple of the vector width: its guard)
+    void* in[] = {x.bytes.data(), y.bytes.data()};
+    void* outs[] = {out.bytes.data()};
+    fn(in, outs, sizes, 0, 3 * 40);
+    EXPECT_EQ(compare(out.bytes.data(), want[0], false), "") << name;
+  }
 }
 
 TEST(CodegenTest, UnsupportedKernelsGiveErrors) {
