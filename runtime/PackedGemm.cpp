@@ -136,6 +136,8 @@ __attribute__((target("avx512f"))) void packedGemmAvx512(int64_t M, const float*
 }
 #endif
 
+}  // namespace
+
 bool haveAvx512() {
 #if defined(__x86_64__)
   static const bool yes = __builtin_cpu_supports("avx512f");
@@ -144,8 +146,6 @@ bool haveAvx512() {
   return false;
 #endif
 }
-
-}  // namespace
 
 PackedB::~PackedB() { std::free(data); }
 

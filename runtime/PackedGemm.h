@@ -58,6 +58,9 @@ bool packInto(const float* B, int64_t ldb, bool transB, int64_t K, int64_t N, Pa
 /// (the product is compute-bound and re-packing B per call is amortised).
 bool packedGemmApplies(int64_t M, int64_t N, int64_t K, bool transA);
 
+/// Whether this CPU runs AVX-512F code: the packed kernel's and the recurrent layers' vector gates' condition.
+bool haveAvx512();
+
 /// Rows of A up to which packedGemmApplies.
 constexpr int64_t kMaxPackedRows = 48;
 

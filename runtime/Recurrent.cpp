@@ -104,15 +104,6 @@ using V = Avx512Math;
 #pragma GCC pop_options
 #endif
 
-bool haveAvx512() {
-#if defined(__x86_64__)
-  static const bool yes = __builtin_cpu_supports("avx512f");
-  return yes;
-#else
-  return false;
-#endif
-}
-
 void gates(const StepArgs& a, int phase, int64_t k0, int64_t k1) {
 #if defined(__x86_64__)
   if (haveAvx512()) return avx512::stepGates(a, phase, k0, k1);
