@@ -66,7 +66,8 @@ void fillRandom(Tensor& t, std::mt19937_64& rng, bool nans) {
   std::uniform_real_distribution<double> mag(0.05, 1.0);
   for (int64_t i = 0; i < t.numel(); ++i) {
     if (!isFloat(t.dtype)) {
-      t.setI(i, static_cast<int64_t>(rng() % 5));
+      // i64 arguments of random programs are gather indices: -1 and 0 are in range of any non-empty dim.
+      t.setI(i, t.dtype == DType::I64 ? -static_cast<int64_t>(rng() % 2) : static_cast<int64_t>(rng() % 5));
       continue;
     }
     double v = mag(rng);
