@@ -84,7 +84,8 @@ std::string lowerGpuWindow(const WindowPlan& p, CodeModule& m, const std::string
   const OpKind kind = p.op->kind;
   const WindowAttrs& a = p.attrs;
   const DType dt = p.dtype;
-  if (!isFloat(dt)) return "codegen: " + std::string(p.op->name()) + " of " + std::string(dtypeName(dt)) + " has no GPU kernel";
+  if (!isFloat(dt))
+    return "codegen: " + std::string(p.op->name()) + " of " + std::string(dtypeName(dt)) + " has no GPU kernel";
   const size_t rank = p.xDims.size(), n = rank - 2;
   std::vector<const DimExpr*> used;
   for (const auto* ds : {&p.xDims, &p.wDims, &p.yDims, &p.kernel, &p.padsBegin, &p.padsEnd})
@@ -166,7 +167,8 @@ std::string lowerGpuWindow(const WindowPlan& p, CodeModule& m, const std::string
                                                      b.CreateSub(dil, i64(1))), dil);
         lo[d] = b.CreateSelect(before, skip, i64(0));
         llvm::Value* inside = b.CreateICmpSLT(start[d], X[2 + d]);
-        llvm::Value* last = b.CreateAdd(b.CreateSDiv(b.CreateSub(b.CreateSub(X[2 + d], i64(1)), start[d]), dil), i64(1));
+        llvm::Value* last =
+            b.CreateAdd(b.CreateSDiv(b.CreateSub(b.CreateSub(X[2 + d], i64(1)), start[d]), dil), i64(1));
         hi[d] = b.CreateSelect(inside, b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, K[d], last), i64(0));
       }
       llvm::Value *Cg = nullptr, *cbase = nullptr;
@@ -179,7 +181,8 @@ std::string lowerGpuWindow(const WindowPlan& p, CodeModule& m, const std::string
         if (d < n) {
           forRange(b, lo[d], hi[d], "k", [&](llvm::Value* k) {
             llvm::Value* pos = b.CreateAdd(start[d], b.CreateMul(k, i64(a.dilations[d])));
-            level(d + 1, b.CreateAdd(xo, b.CreateMul(pos, xs[2 + d])), wo ? b.CreateAdd(wo, b.CreateMul(k, ws[2 + d])) : nullptr);
+            level(d + 1, b.CreateAdd(xo, b.CreateMul(pos, xs[2 + d])),
+                  wo ? b.CreateAdd(wo, b.CreateMul(k, ws[2 + d])) : nullptr);
           });
           return;
         }
