@@ -108,14 +108,15 @@ class HostEmitter {
   void checkGather(const KernelPlan& k, const Operation& op, const std::vector<llvm::Value*>& ins, llvm::Value* cell,
                    size_t g, llvm::Value* D, llvm::Value* count);
   std::string emitKernel(const Operation& op);
-  /// A conv or pool kernel: one dscc_conv_f32 / dscc_pool_f32 call (cpu/HostWindow.cpp).
+  /// A conv or pool kernel on the CPU: one dscc_conv_f32 / dscc_pool_f32 call (cpu/HostWindow.cpp).
   std::string emitWindowKernel(const Operation& op, const KernelPlan& k);
   /// An rnn kernel: one dscc_rnn_f32 call (cpu/HostRecurrent.cpp).
   std::string emitRnnKernel(const Operation& op, const KernelPlan& k);
   /// A scatter or cumsum kernel: one dscc_scatter / dscc_cumsum call (cpu/HostScatter.cpp).
   std::string emitScatterKernel(const Operation& op, const KernelPlan& k);
   std::string emitScanKernel(const Operation& op, const KernelPlan& k);
-  /// GPU: a scatter or cumsum kernel as its launches in order (gpu/HostGpu.cpp, gpu/GpuScatter.h).
+  /// GPU: a scatter, cumsum, conv, conv_transpose or pool kernel as its launches in order (gpu/HostGpu.cpp,
+  /// gpu/GpuScatter.h, gpu/GpuWindow.h).
   std::string launchGpuData(const Operation& op, size_t kIndex);
   // The dscc_kernel_info constant of one launch of `k` (runtime/dscc_generated.h):
   // `function` (its version `version`) or a library call ("sgemm", "copy").

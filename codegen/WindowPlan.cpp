@@ -1,4 +1,4 @@
-// Library kernels of one conv, conv_transpose or pool: the operands, sizes and resolved pads of their runtime call (WindowPlan.h).
+// Library kernels of one conv, conv_transpose or pool: the operands, sizes and resolved pads of their runtime call or GPU launch (WindowPlan.h).
 #include "codegen/WindowPlan.h"
 
 #include <algorithm>
@@ -18,11 +18,13 @@ std::string planWindowKernel(const Operation& fusion, bool gpu, WindowPlan& out)
     if (b->kind == OpKind::Conv || b->kind == OpKind::ConvTranspose || b->kind == OpKind::Pool) op = b.get();
   if (!op) return "codegen: the library kernel holds no conv or pool";
   const std::string name(op->name());
-  if (gpu) return name + " on the GPU target is not supported yet";
   if (fusion.body.size() != 1 || fusion.yields.size() != 1 || fusion.yields[0] != op->result())
     return "codegen: a " + name + " kernel holds the " + name + " alone (no fused prologue or epilogue yet)";
   const DType dt = op->operands[0]->type.dtype;
-  if (dt != DType::F32) return "codegen: " + name + " of " + std::string(dtypeName(dt)) + " is not supported yet (f32 only)";
+  // The CPU's oneDNN calls are f32; the GPU's kernels (codegen/gpu/GpuWindow.h) take every float dtype, summing in
+  // f64 as the interpreter does.
+  if (!gpu && dt != DType::F32)
+    return "codegen: " + name + " of " + std::string(dtypeName(dt)) + " is not supported yet (f32 only)";
   const size_t rank = op->operands[0]->type.rank();
   if (rank < 3 || rank > 5) return "codegen: " + name + " with " + std::to_string(rank - 2) + " spatial dims is not supported (1 to 3)";
   auto operandIndex = [&](const Value* v) -> std::optional<size_t> {
@@ -39,11 +41,13 @@ std::string planWindowKernel(const Operation& fusion, bool gpu, WindowPlan& out)
   Location where;
   if (std::string e = readWindowAttrs(*op, rank - 2, out.attrs, where); !e.empty()) return e;
   out.op = op;
+  out.gpu = gpu;
+  out.dtype = dt;
   out.x = idx[0];
   out.xDims = op->operands[0]->type.dims;
   out.yDims = op->result()->type.dims;
   if (out.attrs.channelsLast) {
-    // The runtime takes dims in channels-first order and the layout as a flag (dscc_generated.h).
+    // The runtime and the GPU kernels take dims in channels-first order and the layout as a flag (dscc_generated.h).
     if (op->kind == OpKind::ConvTranspose) return "codegen: conv_transpose has no channels_last form";
     out.xDims = toChannelsFirst(out.xDims);
     out.yDims = toChannelsFirst(out.yDims);

@@ -1,5 +1,5 @@
-// Plans a library kernel holding a `conv`, `conv_transpose` or `pool` as one oneDNN-backed runtime call (dscc_conv_f32,
-// dscc_conv_transpose_f32, dscc_pool_f32).
+// Plans a library kernel holding a `conv`, `conv_transpose` or `pool`: on the CPU one oneDNN-backed runtime call
+// (dscc_conv_f32, dscc_conv_transpose_f32, dscc_pool_f32), on the GPU a kernel of ours (codegen/gpu/GpuWindow.h).
 //
 // The kernel is the window op alone (no prologue, no epilogue yet): its
 // operands are fusion operands, its result the fusion's only result. Sizes
@@ -27,13 +27,15 @@ struct WindowPlan {
   std::vector<DimExpr> padsBegin, padsEnd;   ///< resolved pads per spatial dim (conv_transpose: cut from its full
                                              ///< result, output_padding subtracted from the end one)
   WindowAttrs attrs;
+  DType dtype = DType::F32;  ///< the operands' and result's (the CPU takes f32 only, the GPU every float dtype)
+  bool gpu = false;          ///< planned for a GPU target: a launch of codegen/gpu/GpuWindow.h, no runtime call
 };
 
 /// True when `fusion`'s body holds a conv, conv_transpose or pool (its planner kind is then library).
 bool isWindowKernel(const Operation& fusion);
 
-/// Plans `fusion` (a library kernel holding a conv or pool); "" or why not, e.g. "conv on the GPU target is not
-/// supported yet". On failure `out` is left in an unspecified state.
+/// Plans `fusion` (a library kernel holding a conv, conv_transpose or pool) for the CPU or (`gpu`) a GPU target; ""
+/// or why not. On failure `out` is left in an unspecified state.
 std::string planWindowKernel(const Operation& fusion, bool gpu, WindowPlan& out);
 
 }  // namespace dscc::codegen

@@ -388,7 +388,9 @@ class Rewriter {
 }  // namespace
 
 bool channelsLast(Module& m, PassContext& ctx) {
-  if (ctx.opts.target != KernelTarget::Cpu) return true;  // the GPU targets have no conv or pool kernels yet
+  // CPU only: oneDNN's direct kernels want [N, spatial..., C]; the GPU's kernels of ours (codegen/gpu/GpuWindow.h)
+  // read NCHW with a thread per output element, and a layout change would only add transposes there.
+  if (ctx.opts.target != KernelTarget::Cpu) return true;
   for (auto& f : m.funcs) {
     Rewriter r(*f, ctx.diags);
     if (!r.convert() || !r.sink()) return false;

@@ -43,17 +43,29 @@ KernelExplain explainOne(const codegen::KernelPlan& k, size_t index, const DimBi
   std::ostringstream out;
   out << "\n[" << index << "] %" << e.result << "  " << kernelKindName(k.kind) << "  " << e.type << "  (" << e.ops << ")\n";
   if (k.window) {
-    // A conv or pool: one oneDNN-backed runtime call, no generated kernel.
+    // A conv or pool: on the CPU one oneDNN-backed runtime call, on the GPU a kernel of ours
+    // (codegen/gpu/GpuWindow.h: a thread per output element).
     const codegen::WindowPlan& w = *k.window;
     auto dims = [&](const std::vector<DimExpr>& ds) {
       std::string s;
       for (const DimExpr& d : ds) s += (s.empty() ? "" : "x") + value(d, env);
       return s;
     };
+    std::string shapes = ": input " + dims(w.xDims) + (w.wDims.empty() ? "" : " weight " + dims(w.wDims)) +
+                         " output " + dims(w.yDims);
+    if (w.gpu) {
+      std::string what = w.op->kind == OpKind::Pool ? std::string(w.attrs.isMax ? "max" : "avg") + " pool"
+                                                    : std::string(w.op->name());
+      bool sums = !(w.op->kind == OpKind::Pool && w.attrs.isMax);
+      e.blas = "gpu " + what + " (a thread per output element" + (sums ? ", f64 sums" : "") + "): " +
+               std::string(dtypeName(w.dtype)) + shapes.substr(1);
+      out << "    kernels " << e.blas << "\n";
+      e.text = out.str();
+      return e;
+    }
     e.blas = std::string(w.op->kind == OpKind::Conv            ? "dscc_conv_f32"
                          : w.op->kind == OpKind::ConvTranspose ? "dscc_conv_transpose_f32"
-                                                               : "dscc_pool_f32") + ": input " +
-             dims(w.xDims) + (w.wDims.empty() ? "" : " weight " + dims(w.wDims)) + " output " + dims(w.yDims);
+                                                               : "dscc_pool_f32") + shapes;
     out << "    oneDNN " << e.blas << "\n";
     e.text = out.str();
     return e;

@@ -31,6 +31,7 @@
 #include "codegen/LibraryPlan.h"
 #include "codegen/ReductionLowering.h"
 #include "codegen/gpu/GpuScatter.h"
+#include "codegen/gpu/GpuWindow.h"
 
 // The NVPTX initialisers are C functions of libLLVM.
 extern "C" {
@@ -255,13 +256,15 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
         kernels.push_back(g);
       }
     }
-    if (k.scatter || k.scan) {
-      // A scatter or cumsum: its launches in order (GpuScatter.h), each a grid-stride entry over its thread
-      // units, taking the fusion's operands, then the result and the workspace (when it has one).
+    if (k.scatter || k.scan || k.window) {
+      // A scatter, cumsum or window op: its launches in order (GpuScatter.h, GpuWindow.h), each a grid-stride
+      // entry over its thread units, taking the fusion's operands, then the result and the workspace (when it
+      // has one).
       DataKernel dk;
       std::string base = cIdentifier(k.symbol);
-      std::string e = k.scatter ? lowerGpuScatter(*k.scatter, cm, base + "_body", dk)
-                                : lowerGpuScan(*k.scan, cm, base + "_body", dk);
+      std::string e = k.window    ? lowerGpuWindow(*k.window, cm, base + "_body", dk)
+                      : k.scatter ? lowerGpuScatter(*k.scatter, cm, base + "_body", dk)
+                                  : lowerGpuScan(*k.scan, cm, base + "_body", dk);
       if (!e.empty()) return "kernel " + k.symbol + ": " + e;
       size_t nIn = k.fusion->operands.size(), nOut = dk.hasWorkspace ? 2 : 1;
       // Version 0: the launches; version 1: a cumsum's chunked form (the host picks, gpuScanTakesChunks).

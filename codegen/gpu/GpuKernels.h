@@ -23,7 +23,8 @@
 // kernels of ours here (codegen/gpu/GpuScatter.h): a sequence of entries
 // `KERNEL_copy`, `_mark`, `_write` / `_scan` (or the chunked `_sums`,
 // `_offsets`, `_chunks`), each taking the fusion's operands, the result and
-// a workspace.
+// a workspace. So are conv, conv_transpose and pool (oneDNN calls on the CPU):
+// one entry `KERNEL_window`, a thread per output element (GpuWindow.h).
 //
 // Entry parameters, in order: one pointer per kernel input, one per output,
 // one i64 per symbol of KernelInterface::symbols, then the i64 count of thread

@@ -29,14 +29,14 @@
 
 namespace dscc::codegen {
 
-/// One launch of a scatter or cumsum kernel: its body and its count of thread units.
+/// One launch of a scatter, cumsum or window kernel (GpuWindow.h): its body and its count of thread units.
 struct DataLaunch {
   std::string name;  ///< the body function (KernelFn convention; [begin, end) are thread units)
-  std::string step;  ///< "copy", "mark", "write" or "scan"
+  std::string step;  ///< "copy", "mark", "write", "scan" (and the chunked form's), or "window"
   DimExpr units;     ///< thread units of the launch
 };
 
-/// The launches of one scatter or cumsum kernel, run in order on one stream. Every body reads inputs = the
+/// The launches of one scatter, cumsum or window kernel, run in order on one stream. Every body reads inputs = the
 /// fusion's operands in order and writes outputs = {result, workspace (when hasWorkspace)}; sizes = the values
 /// of `symbols`.
 struct DataKernel {

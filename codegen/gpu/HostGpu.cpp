@@ -130,9 +130,10 @@ void HostEmitter::launchGpuVersion(const KernelPlan& k, size_t kIndex, size_t v,
     if (g.kernel == kIndex && g.version == v && g.copyOf.empty()) launchGpu(g, ins, withWs);
 }
 
-// A scatter or cumsum (codegen/gpu/GpuScatter.h): its launches in order on the stream, each reading the fusion's
-// operands and writing the result and the op's workspace (a scatter without reduction, a cumsum). A cumsum takes
-// its chunked form (version 1) when its columns are few and longer than a chunk.
+// A scatter or cumsum (codegen/gpu/GpuScatter.h) or a conv, conv_transpose or pool (codegen/gpu/GpuWindow.h): its
+// launches in order on the stream, each reading the fusion's operands and writing the result and the op's workspace
+// (a scatter without reduction, a cumsum). A cumsum takes its chunked form (version 1) when its columns are few and
+// longer than a chunk.
 std::string HostEmitter::launchGpuData(const Operation& op, size_t kIndex) {
   const KernelPlan& k = plan_.kernels[kIndex];
   std::vector<llvm::Value*> ins, outs{address(op.result(0))};

@@ -17,10 +17,10 @@ bounds and steps (constant and symbolic dims), concat, gather with negative
 indices, iota, broadcast_to, casts, softmax / log_softmax / layer_norm on any
 axis, and matmul with batch broadcasting (also f64 and i32 matmuls, generic
 kernels on the cpu), constant splats of symbolic shape; chains of these.
-With --windows (cpu), also conv and pool over [batch, channels, spatial...]
-values (1-D and 2-D; groups, strides, dilations, pads, SAME auto_pad where a
-spatial size may be 0, ceil mode and count_include_pad on static sizes); the
-other batches keep their programs.
+With --windows, also conv, conv_transpose and pool over [batch, channels,
+spatial...] values (1-D and 2-D; groups, strides, dilations, pads, SAME
+auto_pad where a spatial size may be 0, ceil mode and count_include_pad on
+static sizes); the other batches keep their programs.
 
 Planner: `dscc-opt --default-pipeline --fusion-remarks` (next to dscc) must
 plan it without demoting a kernel that lacks its kind's form to generic (the
@@ -62,7 +62,10 @@ GPU thread, shuffles and barriers emulated) at the program's sizes, against
 the interpreter (f32 rel 1e-4 + abs 1e-5). With --scans as well, every
 scatter and cumsum kernel runs its GPU bodies (test/unit/GpuScatterTest.cpp,
 GpuScatterBatch.Program: the launches in order, thread units spread over
-std::threads, atomics for real) on the interpreter's operands.
+std::threads, atomics for real) on the interpreter's operands. With
+--windows as well, every conv, conv_transpose and pool kernel runs its GPU
+body (test/unit/GpuWindowTest.cpp, GpuWindowBatch.Program: a unit per output
+element over std::threads) on the interpreter's operands, bit for bit.
 
 Prints one line per failing program (with the seed and the file kept under
 --keep) and a summary; exits 1 on any failure.
@@ -80,7 +83,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from random_scans import ScanOps, emulate_scans  # noqa: E402 - scatter and cumsum (--scans)
-from random_windows import WindowOps  # noqa: E402 - conv and pool (--windows)
+from random_windows import WindowOps, emulate_windows  # noqa: E402 - conv and pool (--windows)
 from random_movement import MovementOps  # noqa: E402 - transpose, reshape, slice, concat, gather, iota, broadcast
 from random_gather_range import check_gather_range  # noqa: E402 - an out-of-range gather index
 
@@ -605,6 +608,11 @@ def run_one(dscc, seed, k, target, keep, verbose, emulate=None, check_bounds=Fal
                 if err:
                     return fail(tag, err, text, keep, k)
                 runs += n
+            if windows:
+                err, n = emulate_windows(emulate, env, text)
+                if err:
+                    return fail(tag, err, text, keep, k)
+                runs += n
             if verbose:
                 print("ok   %s (%d emulated runs)" % (tag, runs), flush=True)
             return True, tag, runs
@@ -667,7 +675,8 @@ def main():
     ap.add_argument("--emulate", default="", help="cuda targets: dscc-unittests, to run the cooperative schedules "
                     "of every stitch and input kernel in its CPU emulation (GpuScheduleBatch.Program)")
     ap.add_argument("--print", action="store_true", help="print program K (--first) and exit")
-    ap.add_argument("--windows", action="store_true", help="also draw conv and pool (cpu only: oneDNN)")
+    ap.add_argument("--windows", action="store_true", help="also draw conv, conv_transpose and pool (oneDNN calls on "
+                    "the cpu, kernels of ours on the GPU)")
     ap.add_argument("--scans", action="store_true", help="also draw scatter and cumsum (runtime calls on the cpu, "
                     "kernels of ours on the GPU)")
     ap.add_argument("-v", "--verbose", action="store_true")
@@ -675,8 +684,6 @@ def main():
     if a.print:
         print(Gen(a.seed * 1000003 + a.first, a.windows, a.scans).program())
         return 0
-    if a.windows and a.target != "cpu":
-        ap.error("--windows applies to the cpu target only (conv, pool: no GPU kernels yet)")
     if a.check_bounds and a.target != "cpu":
         ap.error("--check-bounds applies to the cpu target only")
     if a.target != "cpu" and not os.path.exists(LIBDEVICE):

@@ -1,6 +1,21 @@
 """Conv, conv_transpose and pool for the random program generator (random_programs.py --windows): a mixin of its Gen,
-which gives it `r` (the seeded random.Random), `syms`, `arg`, `emit` and `op_unary`."""
+which gives it `r` (the seeded random.Random), `syms`, `arg`, `emit` and `op_unary`; and their GPU kernels' CPU
+emulation for a program (random_programs.py --windows --target cuda:... --emulate)."""
 import random
+import subprocess
+
+
+def emulate_windows(emulate, env, text):
+    """Runs the GPU kernels of the program's conv, conv_transpose and pool on CPU threads against the interpreter, bit
+    for bit (test/unit/GpuWindowTest.cpp, GpuWindowBatch.Program; env names the program and sizes): ("" or the
+    failure, the emulated (kernel, size) runs)."""
+    if not any(w in text for w in ("conv ", "conv_transpose ", "pool ")):
+        return "", 0
+    c = subprocess.run([emulate, "--gtest_filter=GpuWindowBatch.Program"], capture_output=True, text=True,
+                       timeout=600, env=env)
+    if c.returncode != 0 or "[  PASSED  ] 1 test" not in c.stdout:
+        return "GPU conv/pool emulation:\n" + c.stdout[-3000:] + c.stderr[-1000:], 0
+    return "", sum(int(line.split(",")[1].split()[0]) for line in c.stdout.splitlines() if line.startswith("emulated: "))
 
 
 class WindowOps:
