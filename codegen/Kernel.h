@@ -147,6 +147,10 @@ struct KernelGuardInputs {
   /// reduced dim, which a RowSplit version cuts into chunks; DimExpr(0)
   /// otherwise.
   DimExpr splitRows = DimExpr(0);
+  /// With splitRows: the reduced input is a channels-last conv's or pool's result, which the runtime writes
+  /// in bands of rows per thread (runtime/DnnlChannelsLast.cpp); the RowSplit version then pays from far
+  /// fewer rows (ModelPlan.cpp, kBandRowsMin).
+  bool bandWritten = false;
   /// With splitRows: the outputs over the last axis' length (the product of
   /// the kept dims but the last), the rows of outputs a chunk's units cover.
   DimExpr splitOuter = DimExpr(1);

@@ -116,6 +116,28 @@ Tri allOf(const std::vector<Tri>& ts) {
 // vector version has a scalar tail (generic kernels); `stream`: it may take a
 // streaming version (CPU loop and stitch kernels); `peeled`: one that peels
 // its rows itself (CPU stitch kernels of rowVectorValues).
+namespace {
+
+/// Fewest rows from which a column reduction of a conv's or pool's channels-last result takes its RowSplit
+/// version: MobileNetV3's squeeze-excite means (7 to 56 rows of the first reduced dim) ran 6% faster end to
+/// end at batch 1 with it (bench/results/2026-12-07-mobilenet.md), where the column blocks read across bands.
+constexpr int64_t kBandRowsMin = 8;
+
+/// True when `fusion` reads the result of a library kernel holding a channels-last conv or pool (through
+/// reshapes): rows the runtime wrote in bands per thread.
+bool readsBandWritten(const Operation& fusion) {
+  for (const Value* v : fusion.operands) {
+    const Operation* d = v->def;
+    while (d && d->kind == OpKind::Reshape && !d->operands.empty()) d = d->operands[0]->def;
+    if (!d || d->kind != OpKind::Fusion || !isWindowKernel(*d)) continue;
+    for (const auto& b : d->body)
+      if ((b->kind == OpKind::Conv || b->kind == OpKind::Pool) && isChannelsLast(*b)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& solver, const PlanOptions& opts,
                                     bool loop, bool atLeast, bool stream, bool peeled) {
   std::vector<GuardPlan> out;
@@ -276,14 +298,17 @@ std::vector<GuardPlan> decideGuards(const KernelInterface& iface, ShapeSolver& s
   if (!opts.gpu && opts.cpuSplitRowMin > 0 && in.columns &&
       !(in.splitRows.isConst() && in.splitRows.constValue() == 0)) {
     // A column block reads a run of each row, a row stride apart, which the
-    // hardware prefetchers follow poorly; chunks of whole rows stream.
+    // hardware prefetchers follow poorly; chunks of whole rows stream. Rows a
+    // conv wrote band by band (a squeeze-excite mean) are in the cache, but
+    // each thread's column block reads every band, half of them from the
+    // other core's cache: whole rows pay from a few there (kBandRowsMin).
     GuardPlan g;
     g.kind = GuardKind::Schedule;
     g.schedule = GpuSchedule::RowSplit;
     g.extent = in.splitRows;
-    g.lo = opts.cpuSplitRowMin;
+    g.lo = in.bandWritten ? std::min(opts.cpuSplitRowMin, kBandRowsMin) : opts.cpuSplitRowMin;
     g.text = "rows split into chunks of " + rowSplitChunkRows(in.splitRows).str() + ": " + in.splitRows.str() +
-             " >= " + std::to_string(opts.cpuSplitRowMin);
+             " >= " + std::to_string(g.lo) + (in.bandWritten ? " (rows written in bands)" : "");
     add(g, solver.lessEqual(DimExpr(g.lo), g.extent).tri);
   }
   return out;
@@ -452,6 +477,8 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
       return "kernel %" + resName + " (" + kindText(*op) + "): " + why;
     }
     if (k.form) k.iface = k.form->iface;
+    // Where the operands come from (outside the kernel): rows a channels-last window wrote in bands per thread.
+    if (k.kind == KernelKind::Input) k.iface.guards.bandWritten = readsBandWritten(*op);
     if (k.hasKernel)
       k.guards = decideGuards(k.iface, solver, opts, takesLoopVectorWidth(k.kind) || k.kind == KernelKind::Generic,
                               k.kind == KernelKind::Generic,

@@ -18,8 +18,19 @@ std::string planWindowKernel(const Operation& fusion, bool gpu, WindowPlan& out)
     if (b->kind == OpKind::Conv || b->kind == OpKind::ConvTranspose || b->kind == OpKind::Pool) op = b.get();
   if (!op) return "codegen: the library kernel holds no conv or pool";
   const std::string name(op->name());
-  if (fusion.body.size() != 1 || fusion.yields.size() != 1 || fusion.yields[0] != op->result())
-    return "codegen: a " + name + " kernel holds the " + name + " alone (no fused prologue or epilogue yet)";
+  std::vector<const Operation*> chain;
+  for (const auto& b : fusion.body)
+    if (b.get() != op) chain.push_back(b.get());
+  const Value* last = chain.empty() ? op->result() : chain.back()->result();
+  if (fusion.body.front().get() != op || fusion.yields.size() != 1 || fusion.yields[0] != last)
+    return "codegen: a " + name + " kernel holds the " + name + " first and yields its last value alone";
+  if (!chain.empty()) {
+    if (gpu) return "codegen: the GPU's " + name + " kernel takes no epilogue (post-ops are oneDNN's, on the CPU)";
+    if (op->kind != OpKind::Conv || !isChannelsLast(*op))
+      return "codegen: only a channels-last conv takes an epilogue (post-ops)";
+    if (std::string e = matchConvEpilogue(op->result(), chain, out.post); !e.empty())
+      return "codegen: the conv's epilogue is no post-op chain: " + e;
+  }
   const DType dt = op->operands[0]->type.dtype;
   // The CPU's oneDNN calls are f32; the GPU's kernels (codegen/gpu/GpuWindow.h) take every float dtype, summing in
   // f64 as the interpreter does.
@@ -59,6 +70,11 @@ std::string planWindowKernel(const Operation& fusion, bool gpu, WindowPlan& out)
     out.kernel.assign(out.wDims.begin() + 2, out.wDims.end());
   } else {
     for (int64_t k : out.attrs.kernel) out.kernel.push_back(DimExpr(k));
+  }
+  for (const ConvPostOp& p : out.post) {
+    std::optional<size_t> i = p.src ? operandIndex(p.src) : std::optional<size_t>(0);
+    if (!i) return "codegen: the tensor %" + p.src->name + " a post-op adds is not an operand of its kernel";
+    out.postSrc.push_back(*i);
   }
   for (size_t i = 0; i + 2 < rank && op->kind == OpKind::ConvTranspose; ++i) {
     // The pads cut from the full result (output_padding in the end one): what the runtime's size rule reads.

@@ -1,8 +1,10 @@
 // Plans a library kernel holding a `conv`, `conv_transpose` or `pool`: on the CPU one oneDNN-backed runtime call
 // (dscc_conv_f32, dscc_conv_transpose_f32, dscc_pool_f32), on the GPU a kernel of ours (codegen/gpu/GpuWindow.h).
 //
-// The kernel is the window op alone (no prologue, no epilogue yet): its
-// operands are fusion operands, its result the fusion's only result. Sizes
+// The kernel is the window op, and for a conv an elementwise epilogue that
+// oneDNN applies as post-ops (ir/ConvEpilogue.h, the match the planner formed
+// it by); its operands are fusion operands, its last value the fusion's only
+// result. Sizes
 // and pads (auto_pad resolved by the size rule of ir/Window.h) are dim
 // expressions the host code evaluates at run time.
 #pragma once
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/ConvEpilogue.h"
 #include "ir/IR.h"
 #include "ir/Window.h"
 
@@ -29,6 +32,8 @@ struct WindowPlan {
   WindowAttrs attrs;
   DType dtype = DType::F32;  ///< the operands' and result's (the CPU takes f32 only, the GPU every float dtype)
   bool gpu = false;          ///< planned for a GPU target: a launch of codegen/gpu/GpuWindow.h, no runtime call
+  std::vector<ConvPostOp> post;  ///< conv: the epilogue's post-ops, in order (empty: none)
+  std::vector<size_t> postSrc;   ///< per post-op: fusion operand index of an Add's tensor (0 for the others)
 };
 
 /// True when `fusion`'s body holds a conv, conv_transpose or pool (its planner kind is then library).

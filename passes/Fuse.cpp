@@ -6,9 +6,11 @@
 #include <set>
 #include <tuple>
 
+#include "ir/ConvEpilogue.h"
 #include "ir/IndexMap.h"
 #include "ir/KernelKind.h"
 #include "ir/Rewrite.h"
+#include "ir/Window.h"
 #include "passes/FuseOps.h"
 #include "passes/KernelAnalysis.h"
 #include "passes/ShapeSolver.h"
@@ -154,9 +156,17 @@ struct Planner {
     }
   }
 
+  // A conv whose elementwise consumers may join it as oneDNN post-ops: a channels-last f32 conv on the CPU
+  // (runtime/DnnlChannelsLast.cpp applies them; the GPU targets have no conv call yet).
+  bool postOpsConv(const Operation& op) const {
+    return op.kind == OpKind::Conv && ctx.opts.target == KernelTarget::Cpu && isChannelsLast(op) &&
+           op.result()->type.dtype == DType::F32;
+  }
+
   // After the other kernels are planned: a loop kernel that only applies an
   // epilogue to a library call's output (bias vectors, scalars, activations,
-  // an output transpose) joins the call. Reductions keep what they took, so
+  // an output transpose) joins the call; for a conv (postOpsConv), a chain
+  // of post-ops (ir/ConvEpilogue.h), which may add a tensor (a residual). Reductions keep what they took, so
   // bias + residual stays with its layer_norm.
   void absorbEpilogues() {
     // Members of each group in program order, kept up to date as groups
@@ -165,7 +175,7 @@ struct Planner {
     for (Operation* op : order)
       if (auto it = group.find(op); it != group.end()) members[it->second].push_back(op);
     for (Operation* mm : order) {
-      if (mm->kind != OpKind::Matmul || !group.count(mm)) continue;
+      if ((mm->kind != OpKind::Matmul && !postOpsConv(*mm)) || !group.count(mm)) continue;
       int g = group[mm];
       const Type& out = mm->result()->type;
       for (bool changed = true; changed;) {
@@ -185,6 +195,33 @@ struct Planner {
             remarks[l].push_back("not an epilogue of library call %" + mm->result()->name + ": together they would hold " +
                                  std::to_string(members[g].size() + ops.size()) + " ops, more than one kernel holds");
           break;
+        }
+        if (mm->kind == OpKind::Conv) {
+          if (libraryGroups.count(l)) break;  // the next conv or matmul: no post-op, and no remark to make
+          // A conv takes as post-ops what ir/ConvEpilogue.h matches, nothing else: codegen lowers it by the
+          // same match. The chain's values before its end are the conv's own, so none may be read outside.
+          std::vector<const Operation*> chain;
+          for (Operation* op : members[g])
+            if (op != mm) chain.push_back(op);
+          chain.insert(chain.end(), ops.begin(), ops.end());
+          std::vector<ConvPostOp> post;
+          std::string no = matchConvEpilogue(mm->result(), chain, post);
+          std::set<const Operation*> both(chain.begin(), chain.end());
+          both.insert(mm);
+          for (size_t i = 0; no.empty() && i + 1 < chain.size(); ++i)
+            if (yieldedBy(chain[i]->result(), both)) no = "%" + chain[i]->result()->name + " is read outside the chain";
+          if (!no.empty()) {
+            if (ctx.opts.fusionRemarks) remarks[l].push_back("not a post-op of conv %" + mm->result()->name + ": " + no);
+            break;
+          }
+          for (Operation* op : ops) group[op] = g;
+          std::vector<Operation*>& mg = members[g];
+          mg.insert(mg.end(), ops.begin(), ops.end());
+          std::sort(mg.begin(), mg.end(), [&](Operation* a, Operation* b) { return index[a] < index[b]; });
+          members.erase(l);
+          remarks.erase(l);
+          changed = true;
+          continue;
         }
         bool ok = true;
         for (Operation* op : ops) {

@@ -25,13 +25,49 @@
 using dscc::runtime::dnnlw::Axis;
 using dscc::runtime::fail;
 
+void dscc::runtime::applyPostOps(const PostOps& post, float* y, int64_t n) {
+  for (int32_t j = 0; j < post.n; ++j) {
+    const float a = post.args[2 * j], b = post.args[2 * j + 1];
+    const float* src = post.srcs[j];
+    switch (post.kinds[j]) {
+      case DSCC_POST_RELU: for (int64_t q = 0; q < n; ++q) y[q] = y[q] < 0.0f ? 0.0f : y[q]; break;
+      case DSCC_POST_LINEAR: for (int64_t q = 0; q < n; ++q) y[q] = a * y[q] + b; break;
+      case DSCC_POST_CLIP: for (int64_t q = 0; q < n; ++q) y[q] = std::max(std::min(y[q], b), a); break;
+      case DSCC_POST_HARDSWISH:
+        for (int64_t q = 0; q < n; ++q) y[q] *= std::max(std::min(y[q] * (1.0f / 6) + 0.5f, 1.0f), 0.0f);
+        break;
+      case DSCC_POST_ADD: for (int64_t q = 0; q < n; ++q) y[q] += src[q]; break;
+      default: break;
+    }
+  }
+}
+
+namespace {
+
+/// Why `post` is not a valid post-op list ("" when it is).
+std::string checkPostOps(const dscc::runtime::PostOps& post) {
+  if (post.n == 0) return "";
+  if (post.n < 0 || !post.kinds || !post.args || !post.srcs) return "post-ops need their kinds, arguments and tensors";
+  for (int32_t j = 0; j < post.n; ++j) {
+    const int32_t k = post.kinds[j];
+    if (k < DSCC_POST_RELU || k > DSCC_POST_ADD) return "post-op " + std::to_string(j) + " has no kind " + std::to_string(k);
+    if (k == DSCC_POST_ADD && !post.srcs[j]) return "post-op " + std::to_string(j) + " (add) has no tensor";
+    if (k == DSCC_POST_CLIP && !(post.args[2 * j] <= post.args[2 * j + 1]))
+      return "post-op " + std::to_string(j) + " clips to an empty range";
+  }
+  return "";
+}
+
+}  // namespace
+
 dscc_status dscc::runtime::convF32(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims, const float* x,
                                    const int64_t* w_dims, const float* w, const float* bias, const int64_t* y_dims,
                                    float* y, int64_t group, const int64_t* strides, const int64_t* dilations,
                                    const int64_t* pads_begin, const int64_t* pads_end, uint64_t w_key,
-                                   bool channels_last) {
+                                   bool channels_last, const PostOps& post) {
   const char* fn = "dscc_conv_f32";
   if (!ctx) return fail(nullptr, DSCC_INVALID_ARGUMENT, std::string(fn) + ": ctx is NULL");
+  if (std::string e = checkPostOps(post); !e.empty()) return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(fn) + ": " + e);
   if (n_spatial < 1 || n_spatial > 3 || !x_dims || !w_dims || !y_dims || !strides || !dilations || !pads_begin ||
       !pads_end)
     return fail(ctx, DSCC_INVALID_ARGUMENT, std::string(fn) + ": 1 to 3 spatial dims and every size array are needed");
@@ -54,6 +90,7 @@ dscc_status dscc::runtime::convF32(dscc_context* ctx, int32_t n_spatial, const i
   if (inN == 0) {
     const int64_t plane = outN / (N * M);
     for (int64_t q = 0; q < outN; ++q) y[q] = bias ? bias[channels_last ? q % M : q / plane % M] : 0.0f;
+    applyPostOps(post, y, outN);
     return DSCC_OK;
   }
 #ifndef DSCC_HAVE_DNNL
@@ -65,7 +102,7 @@ dscc_status dscc::runtime::convF32(dscc_context* ctx, int32_t n_spatial, const i
     using namespace dscc::runtime::dnnlw;
     using dnnl::memory;
     if (channels_last) {
-      convChannelsLast(ctx, ax, N, C, M, group, x, w, bias, y, w_key);
+      convChannelsLast(ctx, ax, N, C, M, group, x, w, bias, y, w_key, post);
       return DSCC_OK;
     }
     const int64_t G = group, Cg = C / G, Mg = M / G;
@@ -120,6 +157,9 @@ dscc_status dscc::runtime::convF32(dscc_context* ctx, int32_t n_spatial, const i
                         y + n0 * yStr[0] + m0 * yStr[1], ready);
       }
     });
+    // Channels-first slices are channel units, which a post-op's tensor would have to follow: the epilogue
+    // runs afterwards here (compiled models fuse epilogues into channels-last convs only).
+    applyPostOps(post, y, outN);
     return DSCC_OK;
   });
 #endif

@@ -227,11 +227,11 @@ dnnl::memory reorderInto(const dnnl::reorder& r, const dnnl::memory::desc& fromD
 /// Runs a weighted primitive on one slice: dense `x`, `w`, `bias`, `y` of the caller, reordered into and out
 /// of the primitive's own layouts where it has them.
 void executeWeighted(const Prim& p, const float* x, const float* w, const float* bias, float* y,
-                     const void* wReady) {
+                     const void* wReady, std::unordered_map<int, dnnl::memory> extra) {
   using dnnl::memory;
   omp_set_num_threads(1);
   Scratch& sc = scratch();
-  std::unordered_map<int, memory> args;
+  std::unordered_map<int, memory> args = std::move(extra);
   args.emplace(DNNL_ARG_SRC, p.srcIn ? reorderInto(*p.srcIn, p.srcPlain, x, p.src, sc.src)
                                      : memory(p.src, cpu(), const_cast<float*>(x)));
   args.emplace(DNNL_ARG_WEIGHTS, wReady  ? memory(p.weights, cpu(), const_cast<void*>(wReady))

@@ -14,6 +14,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
 
+#include "runtime/Dnnl.h"
 #include "runtime/dscc_runtime.h"
 
 namespace dscc::runtime::dnnlw {
@@ -67,8 +68,9 @@ std::shared_ptr<dnnl::reorder> reorderFor(const dnnl::memory::desc& from, const 
 /// The inference primitive of kind `Fwd` (convolution_forward, deconvolution_forward)
 /// for `d`, with a user scratchpad (each call brings its own).
 template <class Fwd>
-std::shared_ptr<Prim> makeWeightedPrim(const typename Fwd::desc& d) {
+std::shared_ptr<Prim> makeWeightedPrim(const typename Fwd::desc& d, const dnnl::post_ops* post = nullptr) {
   dnnl::primitive_attr attr;
+  if (post) attr.set_post_ops(*post);
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   typename Fwd::primitive_desc pd(d, attr, cpu());
   auto p = std::make_shared<Prim>();
@@ -168,18 +170,21 @@ dnnl::memory reorderInto(const dnnl::reorder& r, const dnnl::memory::desc& fromD
                          const dnnl::memory::desc& to, Scratch::Buf& buf);
 
 /// Runs a weighted primitive on one slice: dense `x`, `w`, `bias`, `y` of the caller, reordered into and out
-/// of the primitive's own layouts where it has them (`wReady`: the weight already in the primitive's layout).
+/// of the primitive's own layouts where it has them (`wReady`: the weight already in the primitive's layout;
+/// `extra`: further arguments, a post-op's tensors).
 void executeWeighted(const Prim& p, const float* x, const float* w, const float* bias, float* y,
-                     const void* wReady = nullptr);
+                     const void* wReady = nullptr, std::unordered_map<int, dnnl::memory> extra = {});
 
 /// The weight of `p` (`ws`, dense) in the primitive's layout, kept by the context for a constant weight
 /// (`w_key` != 0; runtime/WeightCache.h), else null (executeWeighted then reorders it per call).
 const void* readyWeight(dscc_context* ctx, const Prim& p, const float* ws, uint64_t w_key);
 
 /// A conv on channels-last `x` [N, spatial..., C] into `y` [N, spatial..., M] (sizes checked: `ax`), weight
-/// [M, C/G, k...] dense (`w_key` as readyWeight), run on the context's threads (runtime/DnnlChannelsLast.cpp).
+/// [M, C/G, k...] dense (`w_key` as readyWeight), run on the context's threads (runtime/DnnlChannelsLast.cpp),
+/// with `post` (checked) as oneDNN post-ops of the primitive.
 void convChannelsLast(dscc_context* ctx, const std::vector<Axis>& ax, int64_t N, int64_t C, int64_t M, int64_t G,
-                      const float* x, const float* w, const float* bias, float* y, uint64_t w_key);
+                      const float* x, const float* w, const float* bias, float* y, uint64_t w_key,
+                      const PostOps& post);
 
 /// A max or (include-padding, not yet rescaled) average pool on channels-last `x` into `y`.
 void poolChannelsLast(dscc_context* ctx, const std::vector<Axis>& ax, int64_t N, int64_t C, bool avg,

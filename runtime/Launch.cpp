@@ -181,6 +181,26 @@ double product(const int64_t* d, int32_t from, int32_t to) {
 
 }  // namespace
 
+extern "C" dscc_status dscc_conv_f32_post_info(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims,
+                                               const float* x, const int64_t* w_dims, const float* w,
+                                               const float* bias, const int64_t* y_dims, float* y, int64_t group,
+                                               const int64_t* strides, const int64_t* dilations,
+                                               const int64_t* pads_begin, const int64_t* pads_end, uint64_t w_key,
+                                               int32_t channels_last, int32_t n_post, const int32_t* post_kinds,
+                                               const float* post_args, const float* const* post_srcs,
+                                               const dscc_kernel_info* info) {
+  const dscc::runtime::PostOps post{n_post, post_kinds, post_args, post_srcs};
+  const bool profiling = ctx && ctx->profiling.load(std::memory_order_relaxed);
+  const int64_t start = profiling ? dscc::runtime::nowNs() : 0;
+  dscc_status st = dscc::runtime::convF32(ctx, n_spatial, x_dims, x, w_dims, w, bias, y_dims, y, group, strides,
+                                          dilations, pads_begin, pads_end, w_key, channels_last != 0, post);
+  if (profiling) {
+    const int32_t r = n_spatial + 2;
+    recordWindow(ctx, info, start, n_spatial, x_dims, y_dims, 2 * product(w_dims, 1, r), product(w_dims, 0, r));
+  }
+  return st;
+}
+
 extern "C" dscc_status dscc_conv_f32_info(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims, const float* x,
                                           const int64_t* w_dims, const float* w, const float* bias,
                                           const int64_t* y_dims, float* y, int64_t group, const int64_t* strides,

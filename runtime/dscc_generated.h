@@ -58,6 +58,30 @@ dscc_status dscc_conv_f32_info(dscc_context* ctx, int32_t n_spatial, const int64
                                const int64_t* pads_begin, const int64_t* pads_end, uint64_t w_key,
                                int32_t channels_last, const dscc_kernel_info* info);
 
+/// The post-ops of dscc_conv_f32_post_info, applied in order to each output element v after the bias, with
+/// their two arguments a, b: DSCC_POST_RELU v = max(v, 0); DSCC_POST_LINEAR v = a*v + b; DSCC_POST_CLIP
+/// v = max(min(v, b), a) (a <= b, either may be infinite); DSCC_POST_HARDSWISH v = v * max(min(v/6 + 1/2, 1), 0);
+/// DSCC_POST_ADD v = v + src[i], src a tensor of y's dims and layout (not overlapping y). The compiler's
+/// ConvPostOp::Kind (ir/ConvEpilogue.h) has the same values.
+enum {
+  DSCC_POST_RELU = 0,
+  DSCC_POST_LINEAR = 1,
+  DSCC_POST_CLIP = 2,
+  DSCC_POST_HARDSWISH = 3,
+  DSCC_POST_ADD = 4
+};
+
+/// dscc_conv_f32_info with an elementwise epilogue fused into the conv (oneDNN post-ops on channels-last
+/// tensors, so y is written once): `n_post` post-ops, their kinds (DSCC_POST_*), two float arguments each in
+/// `post_args`, and per post-op the tensor a DSCC_POST_ADD reads in `post_srcs` (NULL for the others).
+dscc_status dscc_conv_f32_post_info(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims, const float* x,
+                                    const int64_t* w_dims, const float* w, const float* bias, const int64_t* y_dims,
+                                    float* y, int64_t group, const int64_t* strides, const int64_t* dilations,
+                                    const int64_t* pads_begin, const int64_t* pads_end, uint64_t w_key,
+                                    int32_t channels_last, int32_t n_post, const int32_t* post_kinds,
+                                    const float* post_args, const float* const* post_srcs,
+                                    const dscc_kernel_info* info);
+
 /// dscc_conv_transpose_f32, recorded as `info` when profiling is on (flops 2 per multiply-add, bytes of x, w and y).
 dscc_status dscc_conv_transpose_f32_info(dscc_context* ctx, int32_t n_spatial, const int64_t* x_dims, const float* x,
                                          const int64_t* w_dims, const float* w, const float* bias,

@@ -66,6 +66,23 @@ KernelExplain explainOne(const codegen::KernelPlan& k, size_t index, const DimBi
     e.blas = std::string(w.op->kind == OpKind::Conv            ? "dscc_conv_f32"
                          : w.op->kind == OpKind::ConvTranspose ? "dscc_conv_transpose_f32"
                                                                : "dscc_pool_f32") + shapes;
+    if (!w.post.empty()) {
+      // The fused epilogue, as the runtime's post-ops (WindowPlan::post).
+      std::string ps;
+      for (const ConvPostOp& p : w.post) {
+        ps += ps.empty() ? "" : ", ";
+        std::ostringstream a;
+        a << p.a << ", " << p.b;
+        switch (p.kind) {
+          case ConvPostOp::Kind::Relu: ps += "relu"; break;
+          case ConvPostOp::Kind::Linear: ps += "linear(" + a.str() + ")"; break;
+          case ConvPostOp::Kind::Clip: ps += "clip(" + a.str() + ")"; break;
+          case ConvPostOp::Kind::Hardswish: ps += "hardswish"; break;
+          case ConvPostOp::Kind::Add: ps += "add %" + p.src->name; break;
+        }
+      }
+      e.blas += " post-ops " + ps;
+    }
     out << "    oneDNN " << e.blas << "\n";
     e.text = out.str();
     return e;

@@ -1,4 +1,4 @@
-// The host side of conv, conv_transpose and pool kernels: one call of dscc_conv_f32, dscc_conv_transpose_f32 or dscc_pool_f32 with the sizes evaluated at run time.
+// The host side of conv, conv_transpose and pool kernels: one call of dscc_conv_f32 (with its post-ops: dscc_conv_f32_post_info), dscc_conv_transpose_f32 or dscc_pool_f32 with the sizes evaluated at run time.
 #include "codegen/HostEmitter.h"
 #include "codegen/WindowPlan.h"
 
@@ -46,9 +46,29 @@ std::string HostEmitter::emitWindowKernel(const Operation& op, const KernelPlan&
       params.push_back(i32());
       args.push_back(b_.getInt32(w.attrs.channelsLast ? 1 : 0));
     }
+    if (!w.post.empty()) {
+      // The epilogue as oneDNN post-ops (WindowPlan::post): kinds, two float arguments each, and the tensors
+      // an Add reads (null for the others), in parallel arrays (dscc_generated.h).
+      const size_t np = w.post.size();
+      llvm::Value* kinds = entryAlloca(i32(), np, "conv.post_kinds");
+      llvm::Value* fargs = entryAlloca(b_.getFloatTy(), 2 * np, "conv.post_args");
+      std::vector<llvm::Value*> srcs;
+      for (size_t i = 0; i < np; ++i) {
+        const ConvPostOp& po = w.post[i];
+        b_.CreateStore(b_.getInt32(static_cast<int32_t>(po.kind)), b_.CreateConstInBoundsGEP1_64(i32(), kinds, i));
+        b_.CreateStore(llvm::ConstantFP::get(b_.getFloatTy(), po.a),
+                       b_.CreateConstInBoundsGEP1_64(b_.getFloatTy(), fargs, 2 * i));
+        b_.CreateStore(llvm::ConstantFP::get(b_.getFloatTy(), po.b),
+                       b_.CreateConstInBoundsGEP1_64(b_.getFloatTy(), fargs, 2 * i + 1));
+        srcs.push_back(po.src ? address(op.operands.at(w.postSrc[i])) : llvm::ConstantPointerNull::get(b_.getPtrTy()));
+      }
+      params.insert(params.end(), {i32(), p, p, p});
+      args.insert(args.end(), {b_.getInt32(static_cast<int32_t>(np)), kinds, fargs, ptrArray(srcs, "conv.post_srcs")});
+    }
     params.push_back(p);
     args.push_back(kernelInfo(k, k.symbol + (tr ? ".conv_transpose" : ".conv"), tr ? "conv_transpose" : "conv", false));
-    checked(declare(tr ? "dscc_conv_transpose_f32_info" : "dscc_conv_f32_info", i32(), params), args);
+    const char* fn = tr ? "dscc_conv_transpose_f32_info" : w.post.empty() ? "dscc_conv_f32_info" : "dscc_conv_f32_post_info";
+    checked(declare(fn, i32(), params), args);
     return "";
   }
   llvm::FunctionCallee pool =

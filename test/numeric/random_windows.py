@@ -85,8 +85,31 @@ class WindowOps:
         w = self.arg([m, "1" if group > 1 else C] + [str(k) for k in ks])
         b = ", %%%s" % self.arg([m]) if self.r.random() < 0.5 else ""
         y = self.emit("conv %%%s, %%%s%s%s" % (x, w, b, " {%s}" % ", ".join(attrs) if attrs else ""), [dims[0], m] + out)
+        y = self.conv_tail(y, [dims[0], m] + out)
         if not chained:
             self.chain_window(y, [dims[0], m] + out)
+
+    def conv_tail(self, y, dims):
+        """Half of the time an elementwise tail after a conv, the chains the planner fuses into it as oneDNN post-ops
+        (ir/ConvEpilogue.h): relu, relu6 (max then min), HardSwish as the importer writes it, HardSigmoid (linear
+        then clip), a residual add of a tensor of the conv's dims (then a relu half of those times). Drawn from a
+        generator of its own, like conv_transpose's. Returns the tail's value (y when none)."""
+        side = random.Random("tail|%s|%s|%r" % (y, ",".join(dims), self.r.getstate()[1][:2]))
+        kind = side.random()
+        if kind >= 0.5:
+            return y
+        k = lambda v: self.emit("constant %s : f32[]" % v, [], pool=False)  # noqa: E731
+        if kind < 0.1:
+            return self.emit("relu %%%s" % y, dims)
+        if kind < 0.2:
+            return self.emit("min %%%s, %%%s" % (self.emit("max %%%s, %%%s" % (y, k("0.0")), dims), k("6.0")), dims)
+        if kind < 0.4:
+            h = self.emit("add %%%s, %%%s" % (self.emit("mul %%%s, %%%s" % (y, k("0.16666666666666666")), dims), k("0.5")),
+                          dims)
+            h = self.emit("max %%%s, %%%s" % (self.emit("min %%%s, %%%s" % (h, k("1.0")), dims), k("0.0")), dims)
+            return self.emit("mul %%%s, %%%s" % (y, h), dims) if kind < 0.3 else h
+        a = self.emit("add %%%s, %%%s" % (y, self.arg(dims)), dims)
+        return self.emit("relu %%%s" % a, dims) if kind < 0.45 else a
 
     def chain_window(self, y, dims):
         """Most of the time another conv or pool right after (through a relu or an add half of those times): the
