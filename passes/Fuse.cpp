@@ -190,6 +190,16 @@ struct Planner {
         if (consumers.size() != 1 || *consumers.begin() < 0 || isOut) break;
         int l = *consumers.begin();
         std::vector<Operation*> ops = members[l];
+        // Group l joins g: its members (in program order) and no remarks of its own.
+        auto join = [&](int from) {
+          for (Operation* op : members[from]) group[op] = g;
+          std::vector<Operation*>& mg = members[g];
+          mg.insert(mg.end(), members[from].begin(), members[from].end());
+          std::sort(mg.begin(), mg.end(), [&](Operation* a, Operation* b) { return index[a] < index[b]; });
+          members.erase(from);
+          remarks.erase(from);
+          changed = true;
+        };
         if (members[g].size() + ops.size() > kMaxKernelOps) {
           if (ctx.opts.fusionRemarks)
             remarks[l].push_back("not an epilogue of library call %" + mm->result()->name + ": together they would hold " +
@@ -214,13 +224,7 @@ struct Planner {
             if (ctx.opts.fusionRemarks) remarks[l].push_back("not a post-op of conv %" + mm->result()->name + ": " + no);
             break;
           }
-          for (Operation* op : ops) group[op] = g;
-          std::vector<Operation*>& mg = members[g];
-          mg.insert(mg.end(), ops.begin(), ops.end());
-          std::sort(mg.begin(), mg.end(), [&](Operation* a, Operation* b) { return index[a] < index[b]; });
-          members.erase(l);
-          remarks.erase(l);
-          changed = true;
+          join(l);
           continue;
         }
         bool ok = true;
@@ -241,14 +245,7 @@ struct Planner {
           if (ctx.opts.fusionRemarks) remarks[l].push_back("not an epilogue of library call %" + mm->result()->name + " (that needs only elementwise ops over its output, with bias or scalar operands)");
           break;
         }
-        for (Operation* op : ops) group[op] = g;
-        std::vector<Operation*>& mg = members[g];
-        mg.insert(mg.end(), ops.begin(), ops.end());
-        std::sort(mg.begin(), mg.end(), [&](Operation* a, Operation* b) { return index[a] < index[b]; });
-        members.erase(l);
-        auto rl = remarks.find(l);
-        if (rl != remarks.end()) remarks.erase(rl);
-        changed = true;
+        join(l);
       }
     }
   }
