@@ -31,29 +31,29 @@ struct Planner {
   std::map<const Operation*, size_t> index;  // position in `order`
   std::set<const Operation*> freeOps;
   std::map<const Operation*, int> group;     // op -> group id
+  // Each group's ops, in the order they joined (assign keeps it with `group`).
+  std::map<int, std::vector<Operation*>> members;
   std::map<int, std::vector<std::string>> remarks;
   std::vector<std::pair<std::vector<DimExpr>, std::vector<DimExpr>>> rowShapes;  // (input, result) dims of row reductions
   int nextGroup = 0;
   std::set<int> libraryGroups;  // groups holding a matmul
-  // Each fusion op rewrite() formed, analysed once (kind, reductions): what
-  // legalize reads, rather than the attribute and the body's ops again.
-  std::map<const Operation*, KernelAnalysis> analyses;
   // Uses of every top-level value and the returned values, built once after
   // redirectDims: usersOf and isReturned scan the whole function, which made
   // planning quadratic in the number of ops.
   std::map<const Value*, std::vector<Operation*>> useMap;
   std::set<const Value*> returnedSet;
 
-  // Reductions whose stitch lacked the stitch form in an earlier round
-  // of planning, with its reason: they do not join a kernel as a stitch.
-  const std::map<const Operation*, std::string>& noStitch;
-
-  Planner(Function& fn, PassContext& c, const std::map<const Operation*, std::string>& ns)
+  Planner(Function& fn, PassContext& c)
       : f(fn),
         ctx(c),
         ownSolver(c.solvers ? nullptr : std::make_unique<ShapeSolver>(c.opts.solverTimeoutMs)),
-        solver(ownSolver ? *ownSolver : sessionSolver(c, fn, sessionLoaded)),
-        noStitch(ns) {}
+        solver(ownSolver ? *ownSolver : sessionSolver(c, fn, sessionLoaded)) {}
+
+  // Puts op in group g.
+  void assign(Operation* op, int g) {
+    group[op] = g;
+    members[g].push_back(op);
+  }
 
   void buildUses() {
     useMap.clear();
@@ -142,7 +142,7 @@ struct Planner {
 
   void planLibrary(Operation* mm) {
     int g = nextGroup++;
-    group[mm] = g;
+    assign(mm, g);
     libraryGroups.insert(g);
     if (mm->kind != OpKind::Matmul) return;  // conv and pool read their operands as they are
     // Operand layout: transposes and reshapes used only by this matmul.
@@ -150,7 +150,7 @@ struct Planner {
       Operation* d = v->def;
       while (d && !group.count(d) && layoutCompatible(*d) && uses(d->result()).size() == 1 &&
              !returned(d->result())) {
-        group[d] = g;
+        assign(d, g);
         d = d->operands[0]->def;
       }
     }
@@ -171,9 +171,7 @@ struct Planner {
   void absorbEpilogues() {
     // Members of each group in program order, kept up to date as groups
     // merge, so a merge costs the sizes of the two groups, not the program's.
-    std::map<int, std::vector<Operation*>> members;
-    for (Operation* op : order)
-      if (auto it = group.find(op); it != group.end()) members[it->second].push_back(op);
+    for (auto& [g, ms] : members) sortByIndex(ms);
     for (Operation* mm : order) {
       if ((mm->kind != OpKind::Matmul && !postOpsConv(*mm)) || !group.count(mm)) continue;
       int g = group[mm];
@@ -195,7 +193,7 @@ struct Planner {
           for (Operation* op : members[from]) group[op] = g;
           std::vector<Operation*>& mg = members[g];
           mg.insert(mg.end(), members[from].begin(), members[from].end());
-          std::sort(mg.begin(), mg.end(), [&](Operation* a, Operation* b) { return index[a] < index[b]; });
+          sortByIndex(mg);
           members.erase(from);
           remarks.erase(from);
           changed = true;
@@ -338,7 +336,8 @@ struct Planner {
     return true;
   }
 
-  // Can op P (not yet grouped) join group g? Updates g's space when it can.
+  // Can op P (not yet grouped) join group g by the iteration spaces?
+  // Updates g's space when it can.
   //
   // A stitch (a reduction whose result the group uses again at the size of
   // its input) is only formed as the stitch lowering takes it: reductions of
@@ -346,7 +345,7 @@ struct Planner {
   // any op: what the loop, input and stitch lowerings do not take is lowered
   // by the element generator, whose cost stays linear unless a reduction is
   // re-read at its input's size, which is exactly the stitch case.
-  bool tryJoin(Operation* p, int g, std::string& why, const std::vector<Operation*>& users) {
+  bool joinsSpace(Operation* p, int g, std::string& why, const std::vector<Operation*>& users) {
     GroupInfo& gi = info[g];
     Cls c = classify(*p, freeOps);
     DimExpr out = numel(p->result()->type);
@@ -414,9 +413,7 @@ struct Planner {
         // Its result is used in the group at the full size (or the group is
         // a stitch already): it must be a stitch the stitch lowering takes.
         const std::vector<DimExpr>& dims = p->operands[0]->type.dims;
-        auto refused = noStitch.find(p);
-        std::string no = refused != noStitch.end()                            ? "that stitch lacks the stitch form (" + refused->second + ")"
-                         : !lastAxisReduction(*p)                             ? "it does not reduce the last axis alone"
+        std::string no = !lastAxisReduction(*p)                             ? "it does not reduce the last axis alone"
                          : gi.hasMovement                                     ? "the kernel moves data"
                          : gi.hasArgmax                                       ? "the kernel holds an argmax"
                          : gi.stitch && !sameDims(gi.stitchRows, dims)        ? "its rows differ from the kernel's"
@@ -455,6 +452,37 @@ struct Planner {
       return false;
     }
     why = "library call";
+    return false;
+  }
+
+  void sortByIndex(std::vector<Operation*>& ops) {
+    std::sort(ops.begin(), ops.end(), [&](Operation* a, Operation* b) { return index[a] < index[b]; });
+  }
+
+  // Can op p join group g? By the spaces (joinsSpace), and, where g is or
+  // becomes a stitch, by the stitch form: the group with p is formed as the
+  // stitch lowering forms it (formReductions, the code codegen plans from),
+  // and p stays out when it lacks the form. Every op that joins a stitch is
+  // checked so, and ops only join, so a stitch the planner forms has its
+  // form: legality by construction, not by planning again.
+  bool tryJoin(Operation* p, int g, std::string& why, const std::vector<Operation*>& users) {
+    GroupInfo before = info[g];
+    if (!joinsSpace(p, g, why, users)) return false;
+    if (!info[g].stitch) return true;
+    std::vector<Operation*> ops = members[g];
+    ops.push_back(p);
+    sortByIndex(ops);
+    ReductionForm form;
+    std::string no = formReductions(groupKernelOps(ops, [this](const Value* v, const std::set<const Operation*>& in) {
+                                      return yieldedBy(v, in);
+                                    }),
+                                    true, form);
+    if (no.empty()) return true;
+    why = !before.stitch ? "reduction %" + p->result()->name +
+                               " would be re-read at its input's size (a stitch) but that stitch lacks the stitch form (" +
+                               no + ")"
+                         : "%" + p->result()->name + " would leave the stitch without the stitch form (" + no + ")";
+    info[g] = std::move(before);
     return false;
   }
 
@@ -538,7 +566,7 @@ struct Planner {
         if (!why.empty() && !users.empty() && ctx.opts.fusionRemarks)
           for (int ug : ugroups) remarks[ug].push_back("not fused with %" + p->result()->name + ": " + why);
       }
-      group[p] = g;
+      assign(p, g);
       GroupInfo& gi = info[g];
       ++gi.ops;
       // Joined through a view: its shape is one more the space is written in.
@@ -565,7 +593,7 @@ struct Planner {
               return group.count(x) && group[x] == g;
             });
             if (allIn) {
-              group[u] = g;
+              assign(u, g);
               ++info[g].ops;
               info[g].hasMovement = true;  // no stitch takes a reshape inside
             }
@@ -574,55 +602,6 @@ struct Planner {
   }
 
   void finish() { absorbEpilogues(); }
-
-  // Checks every stitch and input kernel against its kind's form
-  // (checkKernelForm: the frames, which the group's kind analysis does not
-  // see); the code generator lowers the same form, so nothing it is given is
-  // refused. A kernel that lacks the form becomes KernelKind::Generic (the
-  // element generator's kind, which takes every op a kernel may hold).
-  //
-  // With `replan`, a stitch that lacks the form is not demoted: its last
-  // reduction (in program order) not yet in `noStitch` goes there with the
-  // reason, and legalize returns without changing anything, so that the
-  // caller plans again without that stitch (a generic kernel would re-read
-  // the stitch's reductions per element of their input: quadratic work).
-  void legalize(std::map<const Operation*, std::string>* replan, bool& again) {
-    again = false;
-    std::vector<std::pair<Operation*, std::string>> refused;
-    for (auto& op : f.ops) {
-      if (op->kind != OpKind::Fusion) continue;
-      KernelKind k = analyses.at(op.get()).kind;
-      if (k != KernelKind::Stitch && k != KernelKind::Input) continue;
-      if (std::string why = checkKernelForm(*op); !why.empty()) refused.emplace_back(op.get(), why);
-    }
-    if (replan) {
-      for (const auto& [op, why] : refused) {
-        const KernelAnalysis& a = analyses.at(op);
-        if (a.kind != KernelKind::Stitch) continue;
-        // The last reduction (in program order) not taken out already.
-        for (auto it = a.reductions.rbegin(); it != a.reductions.rend(); ++it)
-          if (!replan->count(*it)) {
-            replan->emplace(*it, why);
-            again = true;
-            break;
-          }
-      }
-      if (again) return;
-    }
-    for (const auto& [op, why] : refused) {
-      KernelAnalysis& a = analyses.at(op);
-      KernelKind was = a.kind;
-      a.kind = KernelKind::Generic;
-      setKernelKind(*op, KernelKind::Generic);
-      if (ctx.opts.fusionRemarks) {
-        std::vector<Attribute> rs;
-        if (const Attribute* r = op->attr("remarks")) rs = r->list;
-        rs.push_back(Attribute::makeString("generic: it lacks the " + std::string(kernelKindName(was)) +
-                                           " form: " + why));
-        op->setAttr("remarks", Attribute::makeList(rs));
-      }
-    }
-  }
 
   // The analysis of a group (passes/KernelAnalysis.h), asking this
   // planner's solver and use map.
@@ -694,7 +673,7 @@ struct Planner {
       fu->kind = OpKind::Fusion;
       fu->loc = ops.back()->loc;
       fu->hasExplicitType = true;
-      KernelAnalysis& a = analyses[fu.get()] = analyze(ops);
+      KernelAnalysis a = analyze(ops);
       setKernelKind(*fu, a.kind);
       if (ctx.opts.fusionRemarks) {
         std::vector<Attribute> rs;
@@ -742,12 +721,6 @@ struct Planner {
   }
 };
 
-// Rounds of planning: a stitch that lacks the stitch form is planned again
-// without that reduction's stitch, at most this many times per function
-// (each round takes one more reduction out of a refused stitch); what is
-// still refused after them runs as a generic kernel.
-constexpr int kMaxPlanRounds = 6;
-
 }  // namespace
 
 bool fuse(Module& m, PassContext& ctx) {
@@ -755,20 +728,11 @@ bool fuse(Module& m, PassContext& ctx) {
     bool already = false;
     for (auto& op : f->ops) already |= op->kind == OpKind::Fusion;
     if (already) continue;  // planned once; a second run keeps the plan
-    std::map<const Operation*, size_t> pos;
-    for (auto& op : f->ops) pos.emplace(op.get(), pos.size());
-    std::map<const Operation*, std::string> noStitch;
-    for (int round = 1;; ++round) {
-      Planner p(*f, ctx, noStitch);
-      if (p.ownSolver) ctx.startupMs += p.solver.stats().startupMs;
-      p.plan();
-      p.finish();
-      p.rewrite();
-      bool again = false;
-      p.legalize(round < kMaxPlanRounds ? &noStitch : nullptr, again);
-      if (!again) break;
-      unfuse(*f, pos);
-    }
+    Planner p(*f, ctx);
+    if (p.ownSolver) ctx.startupMs += p.solver.stats().startupMs;
+    p.plan();
+    p.finish();
+    p.rewrite();
   }
   return true;
 }

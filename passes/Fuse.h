@@ -28,14 +28,16 @@ namespace dscc {
 /// `remarks` attribute.
 ///
 /// Each kernel's kind comes from its analysis (passes/KernelAnalysis.h; a
-/// matmul is a library call only where the target has a GEMM for it), and
-/// every stitch and input kernel is checked against the reduction form the
-/// lowering takes (passes/ReductionForm.h), the same analysis the code
-/// generator plans from: the planner never hands codegen a kernel it cannot
-/// lower. A stitch lacking the form is planned again without that stitch
-/// (one more reduction per round, at most kMaxPlanRounds rounds); an input
-/// kernel lacking it, and a stitch still lacking it after the last round,
-/// becomes generic.
+/// matmul is a library call only where the target has a GEMM for it), which
+/// gives the stitch and input kinds only with the reduction form their
+/// lowering takes (passes/ReductionForm.h, the same code the code generator
+/// plans from): the planner never hands codegen a kernel it cannot lower.
+/// A stitch is formed with its form by construction: each op that joins a
+/// stitch (the reduction that makes it one included) is checked with the
+/// group, and stays out of it when the group would lack the form, so the
+/// reduction gets a kernel of its own rather than a generic kernel that
+/// re-reads it per element of its input (quadratic work). An input kernel
+/// lacking the form is generic (linear work).
 ///
 /// Bounded work: a kernel holds at most kMaxKernelOps ops and at most
 /// kMaxStitchReductions reductions (a longer chain is cut into several
@@ -51,12 +53,6 @@ inline constexpr size_t kMaxKernelOps = 256;
 /// grows with ops times phases (16 phases of 135 ops took 22 s to compile).
 /// A chain of more is cut before the op that reads the next reduction.
 inline constexpr size_t kMaxStitchReductions = 4;
-
-/// Undoes fuse's rewrite: every fusion op's body back at the top level of `f`,
-/// uses of its results reading the yielded values again, ops in the order
-/// `pos` gives (fuse passes the program order it started from, so planning
-/// again sees the same program). Every op of `f` must be in `pos`.
-void unfuse(Function& f, const std::map<const Operation*, size_t>& pos);
 
 /// Prints `// kernels of @f: N (...)` and one line per kernel (kind, results).
 void printKernelCount(const Module& m, std::ostream& os);

@@ -23,11 +23,31 @@ std::string gemmRefusal(const Operation& mm, KernelTarget target) {
   return "no GEMM routine for a matmul of " + std::string(dtypeName(dt)) + (gpu ? "" : " on the cpu");
 }
 
-std::string checkKernelForm(const Operation& fusion) {
-  std::optional<KernelKind> k = kernelKindOf(fusion);
+KernelOps groupKernelOps(const std::vector<Operation*>& ops,
+                         const std::function<bool(const Value*, const std::set<const Operation*>&)>& yieldedBy) {
+  KernelOps k;
+  std::set<const Operation*> in(ops.begin(), ops.end());
+  std::set<const Value*> inner, taken;
+  for (const Operation* op : ops) {
+    k.body.push_back(op);
+    for (const Value* v : op->operands)
+      if (!inner.count(v) && taken.insert(v).second) k.operands.push_back(v);
+    for (const auto& r : op->results) inner.insert(r.get());
+  }
+  for (const Operation* op : ops)
+    for (const auto& r : op->results)
+      if (yieldedBy(r.get(), in)) {
+        k.yields.push_back(r.get());
+        k.results.push_back(r.get());
+      }
+  if (!k.results.empty()) k.name = k.results.front()->name;
+  return k;
+}
+
+std::string checkGroupForm(const std::vector<Operation*>& ops, KernelKind k, const KindQueries& q) {
   if (k != KernelKind::Stitch && k != KernelKind::Input) return "";
   ReductionForm form;
-  return formReductions(fusion, *k == KernelKind::Stitch, form);
+  return formReductions(groupKernelOps(ops, q.yieldedBy), k == KernelKind::Stitch, form);
 }
 
 KernelKind kernelKind(const std::vector<Operation*>& ops, const KindQueries& q, std::string& why) {
@@ -142,6 +162,10 @@ KernelKind kernelKind(const std::vector<Operation*>& ops, const KindQueries& q, 
 KernelAnalysis analyzeKernel(const std::vector<Operation*>& ops, const KindQueries& q) {
   KernelAnalysis a;
   a.kind = kernelKind(ops, q, a.whyGeneric);
+  if (std::string no = checkGroupForm(ops, a.kind, q); !no.empty()) {
+    a.whyGeneric = "generic: it lacks the " + std::string(kernelKindName(a.kind)) + " form: " + no;
+    a.kind = KernelKind::Generic;
+  }
   for (const Operation* o : ops)
     if (classify(*o, q.freeOps) == Cls::Reduction) a.reductions.push_back(o);
   return a;

@@ -14,15 +14,14 @@
 namespace dscc::fuseops {
 
 /// One fused kernel as the planner forms it: the facts about its ops that
-/// the planner needs after forming it (its kind, for the `kind` attribute
-/// and the legality check; its reductions, to take one out of a refused
-/// stitch), computed once rather than asked of the ops again.
+/// the planner records (its kind, legality included, for the `kind`
+/// attribute; its reductions), computed once rather than asked of the ops
+/// again.
 struct KernelAnalysis {
   KernelKind kind = KernelKind::Loop;
   /// Why the planner named the kernel Generic: which op or result keeps it
-  /// from the loop, input and stitch lowerings (its fusion remark). "" for
-  /// the other kinds, and for a kernel made Generic later because the code
-  /// generator refused its kind (legalize records that remark itself).
+  /// from the loop, input and stitch lowerings, or which form it lacks (its
+  /// fusion remark). "" for the other kinds.
   std::string whyGeneric;
   /// Its reductions (Cls::Reduction: reduce_* and argmax), in program order.
   std::vector<const Operation*> reductions;
@@ -56,14 +55,24 @@ std::string gemmRefusal(const Operation& matmul, KernelTarget target);
 KernelKind kernelKind(const std::vector<Operation*>& ops, const KindQueries& q, std::string& why);
 
 /// The analysis of the kernel holding `ops` (in program order): its
-/// kernelKind, with why it is generic, and its reductions.
+/// kernelKind, with why it is generic, and its reductions. A stitch or input
+/// kind is given only with its form (checkGroupForm); a group without it is
+/// Generic, with the remark "it lacks the <kind> form" (the planner forms
+/// stitches only with their form, so that remark means a planner bug: the
+/// random program checks look for it).
 KernelAnalysis analyzeKernel(const std::vector<Operation*>& ops, const KindQueries& q);
 
-/// Checks the fusion op `fusion` (formed from a group) against the form of
-/// its kind: a stitch or input kernel must have the reduction form
-/// (formReductions), which the kind analysis of the group does not decide
-/// alone (it sees dims as written, not the frames). "" when it has, else why
-/// not. The lowering asks the same form, so a kernel this takes is lowered.
-std::string checkKernelForm(const Operation& fusion);
+/// The KernelOps of a group (`ops` in program order) as the fusion op made
+/// of it holds them: the values it reads from outside, in first-use order,
+/// and the values `yieldedBy` says leave it.
+KernelOps groupKernelOps(const std::vector<Operation*>& ops,
+                         const std::function<bool(const Value*, const std::set<const Operation*>&)>& yieldedBy);
+
+/// Checks the group `ops` against the form of kind `k`: a stitch or input
+/// kernel must have the reduction form (formReductions), which the kind
+/// analysis of the group does not decide alone (it sees dims as written, not
+/// the frames). "" when it has (or `k` has no such form), else why not. The
+/// lowering plans from the same form, so a kernel this takes is lowered.
+std::string checkGroupForm(const std::vector<Operation*>& ops, KernelKind k, const KindQueries& q);
 
 }  // namespace dscc::fuseops

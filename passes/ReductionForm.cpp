@@ -79,15 +79,30 @@ std::string ReductionForm::checkUncached(const Value* v, Frame f) {
   return "";
 }
 
+KernelOps kernelOpsOf(const Operation& f) {
+  KernelOps k;
+  k.name = nameOf(f);
+  for (const auto& op : f.body) k.body.push_back(op.get());
+  k.operands.assign(f.operands.begin(), f.operands.end());
+  k.yields.assign(f.yields.begin(), f.yields.end());
+  for (const auto& r : f.results) k.results.push_back(r.get());
+  return k;
+}
+
 std::string formReductions(const Operation& f, bool stitch, ReductionForm& p) {
+  if (f.kind != OpKind::Fusion) return "op '" + std::string(f.name()) + "' is not a fusion";
+  std::string e = formReductions(kernelOpsOf(f), stitch, p);
   p.fusion = &f;
+  return e;
+}
+
+std::string formReductions(const KernelOps& f, bool stitch, ReductionForm& p) {
   p.stitch = stitch;
   p.kindName = kernelKindName(stitch ? KernelKind::Stitch : KernelKind::Input);
-  if (f.kind != OpKind::Fusion) return "op '" + std::string(f.name()) + "' is not a fusion";
   if (f.results.empty() || f.yields.size() != f.results.size()) return "a kernel must yield its results";
   for (const Value* v : f.operands) p.inputIndex.emplace(v, p.inputIndex.size());
 
-  for (const auto& opp : f.body) {
+  for (const Operation* opp : f.body) {
     const Operation& op = *opp;
     for (const Value* v : op.operands)
       if (!p.inputIndex.count(v) && !p.defOf.count(v))
@@ -137,7 +152,7 @@ std::string formReductions(const Operation& f, bool stitch, ReductionForm& p) {
     p.frame[res] = fr;
     p.depPhase[res] = dep;
   }
-  if (p.reductions.empty()) return "%" + nameOf(f) + " has no reduction";
+  if (p.reductions.empty()) return "%" + f.name + " has no reduction";
   size_t r = p.space.size();
   if (stitch) {
     for (size_t d = 0; d < r; ++d)
@@ -160,12 +175,12 @@ std::string formReductions(const Operation& f, bool stitch, ReductionForm& p) {
     Frame fr = p.frameOf(y, Frame::Full);
     if (std::string e = p.check(y, fr); !e.empty()) return e;
     bool el = p.elem(y, fr);
-    const std::vector<DimExpr>& d = f.result(i)->type.dims;
+    const std::vector<DimExpr>& d = f.results[i]->type.dims;
     bool ok = fr == Frame::Rows ? d == p.kept
               : el              ? stitch && d == p.space
                                 : d == (stitch ? rowKeep : p.keepShape);
     if (!ok)
-      return "result %" + f.result(i)->name + " of type " + f.result(i)->type.str() + " does not fit the " +
+      return "result %" + f.results[i]->name + " of type " + f.results[i]->type.str() + " does not fit the " +
              p.kindName + " kernel's space " + Type{DType::F32, p.space}.str() + "; not supported yet";
     p.resultFrame.push_back(fr);
     p.resultElem.push_back(el);

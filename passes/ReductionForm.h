@@ -26,7 +26,7 @@ bool isReduction(const Operation& op);
 
 /// The form of a stitch or input kernel (a fusion op's body).
 struct ReductionForm {
-  const Operation* fusion = nullptr;
+  const Operation* fusion = nullptr;  ///< set by the fusion op's form (codegen), null for KernelOps
   bool stitch = false;
   const char* kindName = "";  ///< kernelKindName of the kind formed, for messages
   std::vector<DimExpr> space, kept, keepShape;  ///< S, K, S with 1 at reduced dims
@@ -66,6 +66,24 @@ struct ReductionForm {
   mutable std::map<std::pair<const Value*, Frame>, bool> elemMemo_;
   std::set<std::pair<const Value*, Frame>> checkedOk_;
 };
+
+/// A kernel's ops, as a fusion op holds them or as the planner is forming
+/// them (before any fusion op exists): what formReductions reads.
+struct KernelOps {
+  std::string name;                      ///< for messages: the kernel's first result
+  std::vector<const Operation*> body;    ///< in program order
+  std::vector<const Value*> operands;    ///< values read from outside the body
+  std::vector<const Value*> yields;      ///< body values it stores
+  std::vector<const Value*> results;     ///< what each yield is stored as (its dims and name)
+};
+
+/// The KernelOps of a fusion op: its body, operands, yields and results.
+KernelOps kernelOpsOf(const Operation& fusion);
+
+/// Forms the kernel `k` (stitch when `stitch`, else input): as below. The
+/// planner asks it of a group as ops join it, so it forms only kernels that
+/// have their kind's form.
+std::string formReductions(const KernelOps& k, bool stitch, ReductionForm& out);
 
 /// Forms `fusion` (a fusion op whose kind is stitch when `stitch`, else input):
 /// its space, reduced dims, phases, frames and what each result stores.
