@@ -6,6 +6,7 @@
 
 #include "frontend/OnnxBuilder.h"
 #include "frontend/OnnxInternal.h"
+#include "ir/Window.h"
 
 namespace dscc::frontend {
 
@@ -178,7 +179,11 @@ void groupNorm(NodeBuilder& b, const onnx::NodeProto& n, int64_t opset) {
 
 // LpPool: (sum over the window of |x|^p)^(1/p), zeros in the padding. The sum is an average pool counting the
 // padding times the window's points (every window lies in the padded extent without ceil mode, so the divisor is
-// the whole kernel), between elementwise ops that fuse around the pool's library call.
+// the whole kernel), between elementwise ops that fuse around the pool's library call. In ceil mode (explicit
+// pads; auto_pad ignores it, as for the other pools) the last window may reach past the end padding, where the
+// average would divide by fewer points: the end pads grow by stride - 1, which makes every window of the ceil
+// mode's lie in the padded extent (floor((R + s - 1) / s) = ceil(R / s)), and a slice to the ceil mode's size
+// (ir/Window.h's rule) drops the one window that rule drops for starting in the end padding.
 void lpPool(NodeBuilder& b, const onnx::NodeProto& n) {
   Value* x = b.in(0);
   size_t sp = spatialRank(x, "LpPool");
@@ -187,19 +192,48 @@ void lpPool(NodeBuilder& b, const onnx::NodeProto& n) {
   if (ks->size() != sp)
     throw ImportError("attribute 'kernel_shape' has " + std::to_string(ks->size()) + " entries, but the input has " +
                       std::to_string(sp) + " spatial dims");
-  if (attrInt(n, "ceil_mode", 0) != 0)
-    throw ImportError("ceil_mode = 1 is not supported (a window past the end padding would need its own divisor)");
   const double p = static_cast<double>(attrInt(n, "p", 2));
   if (p < 1) throw ImportError("attribute 'p' must be >= 1, got " + std::to_string(static_cast<int64_t>(p)));
   Attrs a{{"kind", Attribute::makeString("avg")}, {"kernel_shape", intList(*ks)}};
   Attrs w = windowAttrs(n, sp);
+  const bool ceil = attrInt(n, "ceil_mode", 0) != 0 && attrString(n, "auto_pad", "NOTSET") == "NOTSET";
+  // The window geometry as the pool op reads it (strides, dilations, pads checked by windowAttrs above).
+  WindowAttrs geo;
+  geo.n = sp;
+  geo.kernel = *ks;
+  geo.ceilMode = true;
+  geo.strides = attrInts(n, "strides").value_or(std::vector<int64_t>(sp, 1));
+  geo.dilations = attrInts(n, "dilations").value_or(std::vector<int64_t>(sp, 1));
+  std::vector<int64_t> pads = attrInts(n, "pads").value_or(std::vector<int64_t>(2 * sp, 0));
+  geo.padsBegin.assign(pads.begin(), pads.begin() + sp);
+  geo.padsEnd.assign(pads.begin() + sp, pads.end());
+  if (ceil) {
+    for (size_t i = 0; i < sp; ++i) {
+      if (geo.strides[i] < 1) throw ImportError("attribute 'strides' must be >= 1, got " + std::to_string(geo.strides[i]));
+      pads[sp + i] += geo.strides[i] - 1;
+    }
+    auto it = std::find_if(w.begin(), w.end(), [](const auto& x) { return x.first == "pads"; });
+    if (it != w.end()) it->second = intList(pads);
+    else w.push_back({"pads", intList(pads)});
+  }
   a.insert(a.end(), w.begin(), w.end());
   a.push_back({"count_include_pad", Attribute::makeBool(true)});
   double points = 1;
   for (int64_t k : *ks) points *= static_cast<double>(k);
   Value* pw = p == 2 ? b.mul(x, x) : b.un(OpKind::Abs, x);
   if (p != 1 && p != 2) pw = b.op(OpKind::Pow, {pw, b.k(x, p)});
-  Value* sum = b.mul(b.op(OpKind::Pool, {pw}, a), b.k(x, points));
+  Value* pooled = b.op(OpKind::Pool, {pw}, a);
+  if (ceil) {
+    std::vector<Attribute> axes, starts, ends;
+    for (size_t i = 0; i < sp; ++i) {
+      axes.push_back(Attribute::makeInt(int64_t(i) + 2));
+      starts.push_back(Attribute::makeInt(0));
+      ends.push_back(Attribute::makeDim(windowOutDim(geo, i, x->type.dims[i + 2], DimExpr(geo.kernel[i]))));
+    }
+    pooled = b.op(OpKind::Slice, {pooled}, {{"axes", Attribute::makeList(axes)}, {"starts", Attribute::makeList(starts)},
+                                            {"ends", Attribute::makeList(ends)}});
+  }
+  Value* sum = b.mul(pooled, b.k(x, points));
   b.out(p == 1 ? sum : p == 2 ? b.un(OpKind::Sqrt, sum) : b.op(OpKind::Pow, {sum, b.k(x, 1.0 / p)}));
 }
 

@@ -125,3 +125,31 @@ save("lppool3", [helper.make_node("LpPool", ["x"], ["y"], name="lp3", kernel_sha
      [vi("x", ["batch", 3, "H", "W"])], [vi("y", None)], opset=11)
 # SAME_UPPER on 7x6 with stride 2: ceil(7/2) = 4, total pads 1 (H: the odd unit at the end), 6 -> 3, total 1.
 data("lppool3", x=lx, want=lp_ref(lx, 3, [2, 3], [2, 2], [0, 0], [1, 1]))
+
+
+# LpPool in ceil mode (opset 18) with symbolic H and W: the last window of a dim may reach past the end padding
+# (it sums what it covers), and a window that would start in the end padding is dropped (ONNX's and PyTorch's rule).
+def lp_ceil_ref(x, p, ks, st, pb, pe):
+    H, W = x.shape[2:]
+    xp = np.pad(np.abs(x.astype(np.float64)) ** p, [(0, 0), (0, 0)] + list(zip(pb, pe)))
+    outs = []
+    for d, size in enumerate((H, W)):
+        o = -(-(xp.shape[2 + d] - ks[d]) // st[d]) + 1
+        if (o - 1) * st[d] >= size + pb[d]:
+            o -= 1
+        outs.append(o)
+    y = np.zeros(x.shape[:2] + tuple(outs))
+    for i in range(outs[0]):
+        for j in range(outs[1]):
+            y[:, :, i, j] = xp[:, :, i * st[0]:i * st[0] + ks[0], j * st[1]:j * st[1] + ks[1]].sum(axis=(2, 3))
+    return (y ** (1.0 / p)).astype(np.float32)
+
+
+save("lppool_ceil", [helper.make_node("LpPool", ["x"], ["y"], name="lpc", kernel_shape=[3, 2], strides=[2, 3],
+                                      pads=[1, 0, 0, 1], p=2, ceil_mode=1)],
+     [vi("x", ["batch", 2, "H", "W"])], [vi("y", None)], opset=18)
+# Sizes where the ceil adds a window (H = 7, 3, 11), where it does not (H = 6, 8; W = 4, 7, 10), where the clamp
+# drops the window it adds (W = 9, 2).
+for tag, shape in [("a", (1, 2, 6, 4)), ("b", (2, 2, 7, 7)), ("c", (1, 2, 8, 9)), ("d", (3, 2, 3, 2)), ("e", (1, 2, 11, 10))]:
+    cx = arr(*shape)
+    data("lppool_ceil_" + tag, x=cx, want=lp_ceil_ref(cx, 2, [3, 2], [2, 3], [1, 0], [0, 1]))
