@@ -75,7 +75,7 @@ void check(const Geometry& g, int threads, uint32_t seed) {
   std::mt19937 rng(seed);
   int64_t numel = 1;
   for (int64_t v : g.x) numel *= v;
-  std::vector<float> x(size_t(numel));
+  std::vector<float> x(static_cast<size_t>(numel));
   for (float& v : x) {
     const uint32_t r = rng() % 16;
     v = r == 0 ? NAN : r == 1 ? -INFINITY : float(int(rng() % 5) - 2);  // few values: ties
