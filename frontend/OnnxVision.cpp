@@ -132,7 +132,8 @@ void pool(NodeBuilder& b, const onnx::NodeProto& n, bool isMax) {
   if (isMax && n.output_size() > 1 && !n.output(1).empty()) {
     int64_t order = attrInt(n, "storage_order", 0);
     if (order != 0 && order != 1)
-      throw ImportError("attribute 'storage_order' must be 0 (row-major) or 1 (column-major), got " + std::to_string(order));
+      throw ImportError("attribute 'storage_order' must be 0 (row-major) or 1 (column-major), got " +
+                        std::to_string(order));
     a[0].second = Attribute::makeString("argmax");
     if (order == 1) a.push_back({"storage_order", Attribute::makeInt(1)});
     b.out(b.c.emit(OpKind::Pool, {x}, a, std::nullopt, n.output(1)), 1);  // named after the Indices output
