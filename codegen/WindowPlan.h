@@ -1,5 +1,6 @@
 // Plans a library kernel holding a `conv`, `conv_transpose` or `pool`: on the CPU one oneDNN-backed runtime call
-// (dscc_conv_f32, dscc_conv_transpose_f32, dscc_pool_f32), on the GPU a kernel of ours (codegen/gpu/GpuWindow.h).
+// (dscc_conv_f32, dscc_conv_transpose_f32, dscc_pool_f32; an argmax pool calls dscc_pool_argmax_f32, loops of ours),
+// on the GPU a kernel of ours (codegen/gpu/GpuWindow.h).
 //
 // The kernel is the window op, and for a conv an elementwise epilogue that
 // oneDNN applies as post-ops (ir/ConvEpilogue.h, the match the planner formed
@@ -30,7 +31,8 @@ struct WindowPlan {
   std::vector<DimExpr> padsBegin, padsEnd;   ///< resolved pads per spatial dim (conv_transpose: cut from its full
                                              ///< result, output_padding subtracted from the end one)
   WindowAttrs attrs;
-  DType dtype = DType::F32;  ///< the operands' and result's (the CPU takes f32 only, the GPU every float dtype)
+  DType dtype = DType::F32;  ///< the operands' and result's (an argmax pool's result is i64; the CPU takes f32
+                             ///< operands only, the GPU every float dtype)
   bool gpu = false;          ///< planned for a GPU target: a launch of codegen/gpu/GpuWindow.h, no runtime call
   std::vector<ConvPostOp> post;  ///< conv: the epilogue's post-ops, in order (empty: none)
   std::vector<size_t> postSrc;   ///< per post-op: fusion operand index of an Add's tensor (0 for the others)

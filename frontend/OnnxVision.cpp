@@ -1,5 +1,5 @@
-// ONNX's vision operators as dscc's ops: Conv, ConvTranspose, MaxPool and AveragePool become `conv`, `conv_transpose` and
-// `pool`; GroupNormalization becomes layer_norm over a grouped reshape.
+// ONNX's vision operators as dscc's ops: Conv, ConvTranspose, MaxPool (its Indices too) and AveragePool become `conv`,
+// `conv_transpose` and `pool`; GroupNormalization becomes layer_norm over a grouped reshape.
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -115,8 +115,6 @@ void convTranspose(NodeBuilder& b, const onnx::NodeProto& n) {
 
 void pool(NodeBuilder& b, const onnx::NodeProto& n, bool isMax) {
   const char* name = isMax ? "MaxPool" : "AveragePool";
-  if (isMax && n.output_size() > 1 && !n.output(1).empty())
-    throw ImportError("MaxPool's second output (Indices, '" + n.output(1) + "') is not supported; only the pooled values are");
   Value* x = b.in(0);
   size_t sp = spatialRank(x, name);
   auto ks = attrInts(n, "kernel_shape");
@@ -129,8 +127,18 @@ void pool(NodeBuilder& b, const onnx::NodeProto& n, bool isMax) {
   a.insert(a.end(), w.begin(), w.end());
   if (attrInt(n, "ceil_mode", 0) != 0) a.push_back({"ceil_mode", Attribute::makeBool(true)});
   if (!isMax && attrInt(n, "count_include_pad", 0) != 0) a.push_back({"count_include_pad", Attribute::makeBool(true)});
-  // storage_order only orders MaxPool's Indices, which are refused above.
   b.out(b.op(OpKind::Pool, {x}, a));
+  // MaxPool's second output (Indices): an argmax pool over the same windows, numbered as storage_order says.
+  // storage_order orders nothing else, so without Indices it is not read.
+  if (isMax && n.output_size() > 1 && !n.output(1).empty()) {
+    int64_t order = attrInt(n, "storage_order", 0);
+    if (order != 0 && order != 1)
+      throw ImportError("attribute 'storage_order' must be 0 (row-major) or 1 (column-major), got " +
+                        std::to_string(order));
+    a[0].second = Attribute::makeString("argmax");
+    if (order == 1) a.push_back({"storage_order", Attribute::makeInt(1)});
+    b.out(b.c.emit(OpKind::Pool, {x}, a, std::nullopt, n.output(1)), 1);  // named after the Indices output
+  }
 }
 
 // GroupNormalization: x [N, C, ...] normalised per image over each group of C/num_groups channels (biased

@@ -279,6 +279,30 @@ bool runConvFirst(OpCtx& c, std::vector<Tensor>& out) {
   return true;
 }
 
+// argmax pool: the flat index into [N, C, spatial...] of the first point of the window (row-major order of kernel
+// offsets) holding its maximum; padding never wins, NaN counts as greater than any number and the first NaN wins;
+// -1 for a window holding no input point. `base` is the image plane's first index.
+int64_t argmaxOf(const Geometry& g, const Tensor& x, const Shape& xs, int64_t b, int64_t ch, const Shape& op,
+                 int64_t base, const Shape& colStrides) {
+  const size_t n = op.size();
+  Shape lo, hi;
+  if (!box(g, op, lo, hi)) return -1;
+  int64_t best = -1;
+  double bestV = 0;
+  Shape kk = lo;
+  do {
+    int64_t xoff = b * xs[0] + ch * xs[1], at = base;
+    for (size_t d = 0; d < n; ++d) {
+      const int64_t pos = op[d] * g.a.strides[d] - g.padBegin[d] + kk[d] * g.a.dilations[d];
+      xoff += pos * xs[2 + d];
+      at += pos * (g.a.storageOrder == 1 ? colStrides[d] : xs[2 + d]);
+    }
+    const double v = x.getF(xoff);
+    if (best < 0 || (std::isnan(v) && !std::isnan(bestV)) || v > bestV) best = at, bestV = v;
+  } while (nextIn(kk, lo, hi));
+  return best;
+}
+
 bool runPoolFirst(OpCtx& c, std::vector<Tensor>& out) {
   Geometry g;
   if (!geometry(c, c.in[0]->shape, g)) return false;
@@ -293,10 +317,22 @@ bool runPoolFirst(OpCtx& c, std::vector<Tensor>& out) {
     return true;
   }
   const Shape xs = stridesOf(x.shape);
+  // argmax's index of spatial position `pos` within its image plane: row-major, or with storage_order = 1
+  // column-major (the first spatial dim fastest), as ONNX's MaxPool numbers its Indices.
+  Shape colStrides(n, 1);
+  for (size_t d = 1; d < n; ++d) colStrides[d] = colStrides[d - 1] * g.in[d - 1];
+  int64_t plane = 1;
+  for (int64_t d : g.in) plane *= d;
   int64_t o = 0;
   for (int64_t b = 0; b < N; ++b)
     for (int64_t ch = 0; ch < C; ++ch) {
       Shape op(n, 0);
+      if (g.a.isArgmax) {
+        do {
+          r.setI(o++, argmaxOf(g, x, xs, b, ch, op, (b * C + ch) * plane, colStrides));
+        } while (next(op, g.out));
+        continue;
+      }
       do {
         double acc = g.a.isMax ? -std::numeric_limits<double>::infinity() : 0.0;
         int64_t inside = 0;  // window points in the input

@@ -149,7 +149,8 @@ bool OpChecker::inferPool() {
   const size_t n = x.rank() - 2;
   WindowAttrs a;
   if (!windowAttrs(n, a)) return false;
-  Type t{x.dtype, {x.dims[0], x.dims[1]}};
+  // argmax: the dims a max pool has (one size rule for both), i64 indices into the operand.
+  Type t{a.isArgmax ? DType::I64 : x.dtype, {x.dims[0], x.dims[1]}};
   for (size_t i = 0; i < n; ++i) {
     DimExpr k(a.kernel[i]);
     if (!windowFits(a, i, x.dims[2 + i], k)) return false;

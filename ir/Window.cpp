@@ -97,11 +97,12 @@ std::string readWindowAttrs(const Operation& op, size_t n, WindowAttrs& out, Loc
     return "";
   }
   const Attribute* k = op.attr("kind");
-  if (!k) return "'pool' needs attribute 'kind' (\"max\" or \"avg\")";
+  if (!k) return "'pool' needs attribute 'kind' (\"max\", \"avg\" or \"argmax\")";
   where = k->loc;
-  if (k->kind != Attribute::Kind::String || (k->s != "max" && k->s != "avg"))
-    return "attribute 'kind' of 'pool' must be \"max\" or \"avg\"";
+  if (k->kind != Attribute::Kind::String || (k->s != "max" && k->s != "avg" && k->s != "argmax"))
+    return "attribute 'kind' of 'pool' must be \"max\", \"avg\" or \"argmax\"";
   out.isMax = k->s == "max";
+  out.isArgmax = k->s == "argmax";
   if (!op.attr("kernel_shape")) {
     where = op.loc;
     return "'pool' needs attribute 'kernel_shape' (one size per spatial dim)";
@@ -110,9 +111,22 @@ std::string readWindowAttrs(const Operation& op, size_t n, WindowAttrs& out, Loc
   if (std::string e = boolOf(op, "ceil_mode", out.ceilMode, where); !e.empty()) return e;
   if (std::string e = boolOf(op, "count_include_pad", out.countIncludePad, where); !e.empty()) return e;
   if (std::string e = boolOf(op, "channels_last", out.channelsLast, where); !e.empty()) return e;
-  if (out.isMax && op.attr("count_include_pad")) {
+  if ((out.isMax || out.isArgmax) && op.attr("count_include_pad")) {
     where = op.attr("count_include_pad")->loc;
     return "attribute 'count_include_pad' is for kind = \"avg\" only";
+  }
+  if (const Attribute* so = op.attr("storage_order")) {
+    where = so->loc;
+    if (!out.isArgmax) return "attribute 'storage_order' is for kind = \"argmax\" only";
+    if (so->kind != Attribute::Kind::Int || (so->i != 0 && so->i != 1))
+      return "attribute 'storage_order' of 'pool' must be 0 (row-major) or 1 (column-major)";
+    out.storageOrder = so->i;
+  }
+  // The indices number the channels-first operand (ONNX's), which a channels-last operand does not hold; the
+  // layout pass leaves argmax pools channels-first (passes/ChannelsLast.cpp).
+  if (out.isArgmax && out.channelsLast) {
+    where = op.attr("channels_last")->loc;
+    return "kind = \"argmax\" has no channels_last form (its indices number the channels-first operand)";
   }
   where = op.loc;
   return "";

@@ -21,7 +21,10 @@ struct WindowAttrs {
   int64_t group = 1;            ///< conv and conv_transpose only
   std::vector<int64_t> outputPadding;  ///< conv_transpose only: n (default zeros)
   std::vector<int64_t> outputShape;    ///< conv_transpose only: n spatial sizes, or empty when not given
-  bool isMax = false;           ///< pool only: kind = "max" (else "avg")
+  bool isMax = false;           ///< pool only: kind = "max" (else "avg" or "argmax")
+  /// pool only: kind = "argmax", the i64 index of each window's maximum (isMax is then false); see docs/ir.md.
+  bool isArgmax = false;
+  int64_t storageOrder = 0;     ///< argmax only: 0 row-major, 1 column-major spatial indices (ONNX MaxPool's)
   std::vector<int64_t> kernel;  ///< pool only: kernel_shape
   bool ceilMode = false;        ///< pool only
   bool countIncludePad = false; ///< pool only (avg)

@@ -230,9 +230,13 @@ class Rewriter {
     return false;
   }
 
-  /// f32 (the CPU's oneDNN calls take f32), 1 to 3 spatial dims, not yet channels-last.
+  /// f32 (the CPU's oneDNN calls take f32), 1 to 3 spatial dims, not yet channels-last. Not an argmax pool: its
+  /// indices number the channels-first operand (docs/ir.md), and its runtime loops read that layout.
   static bool eligible(const Operation& op) {
     if (op.kind != OpKind::Conv && op.kind != OpKind::Pool) return false;
+    if (const Attribute* k = op.attr("kind"); op.kind == OpKind::Pool && k && k->kind == Attribute::Kind::String &&
+                                               k->s == "argmax")
+      return false;
     const Type& t = op.operands[0]->type;
     return t.dtype == DType::F32 && t.rank() >= 3 && t.rank() <= 5 && !isChannelsLast(op);
   }

@@ -254,6 +254,24 @@ extern "C" dscc_status dscc_pool_f32_info(dscc_context* ctx, int32_t n_spatial, 
   return st;
 }
 
+extern "C" dscc_status dscc_pool_argmax_f32_info(dscc_context* ctx, int32_t n_spatial, int32_t storage_order,
+                                                 const int64_t* x_dims, const float* x, const int64_t* y_dims,
+                                                 int64_t* y, const int64_t* kernel, const int64_t* strides,
+                                                 const int64_t* dilations, const int64_t* pads_begin,
+                                                 const int64_t* pads_end, const dscc_kernel_info* info) {
+  if (!ctx || !ctx->profiling.load(std::memory_order_relaxed)) [[likely]]
+    return dscc_pool_argmax_f32(ctx, n_spatial, storage_order, x_dims, x, y_dims, y, kernel, strides, dilations,
+                                pads_begin, pads_end);
+  int64_t start = dscc::runtime::nowNs();
+  dscc_status st = dscc_pool_argmax_f32(ctx, n_spatial, storage_order, x_dims, x, y_dims, y, kernel, strides,
+                                        dilations, pads_begin, pads_end);
+  // recordWindow counts 4 bytes per output; the indices take 8, the other 4 passed as the "weight".
+  const int32_t r = n_spatial + 2;
+  recordWindow(ctx, info, start, n_spatial, x_dims, y_dims, product(kernel, 0, n_spatial),
+               n_spatial >= 1 && n_spatial <= 3 ? product(y_dims, 0, r) : 0);
+  return st;
+}
+
 extern "C" int64_t dscc_stream_min_bytes(void) {
   static const int64_t bytes = [] {
     // sysfs first: glibc's sysconf said 320 MiB for the 32 MiB L3 of a Zen 4

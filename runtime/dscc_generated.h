@@ -97,6 +97,14 @@ dscc_status dscc_pool_f32_info(dscc_context* ctx, int32_t n_spatial, int32_t kin
                                const int64_t* pads_begin, const int64_t* pads_end, int32_t channels_last,
                                const dscc_kernel_info* info);
 
+/// dscc_pool_argmax_f32, recorded as `info` when profiling is on (flops one comparison per window point, bytes
+/// of x and the int64 y).
+dscc_status dscc_pool_argmax_f32_info(dscc_context* ctx, int32_t n_spatial, int32_t storage_order,
+                                      const int64_t* x_dims, const float* x, const int64_t* y_dims, int64_t* y,
+                                      const int64_t* kernel, const int64_t* strides, const int64_t* dilations,
+                                      const int64_t* pads_begin, const int64_t* pads_end,
+                                      const dscc_kernel_info* info);
+
 /// dscc_copy_strided, recorded as `info` when profiling is on.
 dscc_status dscc_copy_strided_info(dscc_context* ctx, void* dst, const void* src, size_t elem_size, int32_t rank,
                                    const int64_t* dims, const int64_t* strides, const dscc_kernel_info* info);

@@ -258,6 +258,18 @@ dscc_status dscc_pool_f32(dscc_context* ctx, int32_t n_spatial, int32_t kind, in
                           const int64_t* strides, const int64_t* dilations, const int64_t* pads_begin,
                           const int64_t* pads_end);
 
+/// The index of each window's maximum, as ONNX MaxPool's second output (Indices) and the IR's
+/// `pool {kind = "argmax"}`: dense row-major NCHW f32 x, y_dims = [N, C, out...] of int64 indices into x
+/// flattened over [N, C, spatial...], the spatial part row-major (storage_order 0) or column-major, first
+/// spatial dim fastest (storage_order 1). The first point of the window (row-major over kernel offsets) holding
+/// its maximum wins; padding never does; NaN beats every number and the first NaN wins; a window with no input
+/// point gives -1. Sizes, arguments and checks as dscc_pool_f32. Plain loops (not oneDNN: its max-pool workspace
+/// is not these indices), rows of outputs split over the context's threads.
+dscc_status dscc_pool_argmax_f32(dscc_context* ctx, int32_t n_spatial, int32_t storage_order, const int64_t* x_dims,
+                                 const float* x, const int64_t* y_dims, int64_t* y, const int64_t* kernel,
+                                 const int64_t* strides, const int64_t* dilations, const int64_t* pads_begin,
+                                 const int64_t* pads_end);
+
 /// A recurrent layer as ONNX LSTM (cell 0), GRU (cell 1) or RNN (cell 2) with default activations, layout 0:
 /// x [seq, batch, input], w [D, G*hidden, input], r [D, G*hidden, hidden], b [D, 2*G*hidden] (NULL: zeros),
 /// initial_h and initial_c [D, batch, hidden] (NULL: zeros), ONNX's gate orders (lstm i o f c, gru z r h), D = 2
@@ -291,7 +303,7 @@ typedef enum dscc_profile_call {
   DSCC_PROFILE_KERNEL = 0, ///< a kernel launch: one parallel loop over the kernel's units
   DSCC_PROFILE_GEMM = 1,   ///< a BLAS matrix multiply (dscc_sgemm_nd); sizes are M, N, K, batch
   DSCC_PROFILE_COPY = 2,   ///< a strided copy of a matmul operand to a dense layout; sizes are its dims
-  DSCC_PROFILE_WINDOW = 3  ///< a conv or pool (dscc_conv_f32, dscc_pool_f32); sizes are the output's dims
+  DSCC_PROFILE_WINDOW = 3  ///< a conv or pool (dscc_conv_f32, dscc_pool_f32, dscc_pool_argmax_f32); sizes are the output's dims
 } dscc_profile_call;
 
 /// One kernel launch or library call recorded while profiling was on. The

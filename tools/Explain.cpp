@@ -54,9 +54,10 @@ KernelExplain explainOne(const codegen::KernelPlan& k, size_t index, const DimBi
     std::string shapes = ": input " + dims(w.xDims) + (w.wDims.empty() ? "" : " weight " + dims(w.wDims)) +
                          " output " + dims(w.yDims);
     if (w.gpu) {
-      std::string what = w.op->kind == OpKind::Pool ? std::string(w.attrs.isMax ? "max" : "avg") + " pool"
-                                                    : std::string(w.op->name());
-      bool sums = !(w.op->kind == OpKind::Pool && w.attrs.isMax);
+      std::string what = w.op->kind == OpKind::Pool
+                             ? std::string(w.attrs.isMax ? "max" : w.attrs.isArgmax ? "argmax" : "avg") + " pool"
+                             : std::string(w.op->name());
+      bool sums = !(w.op->kind == OpKind::Pool && (w.attrs.isMax || w.attrs.isArgmax));
       e.blas = "gpu " + what + " (a thread per output element" + (sums ? ", f64 sums" : "") + "): " +
                std::string(dtypeName(w.dtype)) + shapes.substr(1);
       out << "    kernels " << e.blas << "\n";
@@ -65,6 +66,7 @@ KernelExplain explainOne(const codegen::KernelPlan& k, size_t index, const DimBi
     }
     e.blas = std::string(w.op->kind == OpKind::Conv            ? "dscc_conv_f32"
                          : w.op->kind == OpKind::ConvTranspose ? "dscc_conv_transpose_f32"
+                         : w.attrs.isArgmax                     ? "dscc_pool_argmax_f32"
                                                                : "dscc_pool_f32") + shapes;
     if (!w.post.empty()) {
       // The fused epilogue, as the runtime's post-ops (WindowPlan::post).
@@ -83,7 +85,8 @@ KernelExplain explainOne(const codegen::KernelPlan& k, size_t index, const DimBi
       }
       e.blas += " post-ops " + ps;
     }
-    out << "    oneDNN " << e.blas << "\n";
+    // The argmax pool is our own loops (runtime/PoolArgmax.cpp), not oneDNN.
+    out << "    " << (w.attrs.isArgmax ? "runtime " : "oneDNN ") << e.blas << "\n";
     e.text = out.str();
     return e;
   }

@@ -1,4 +1,4 @@
-// The host side of conv, conv_transpose and pool kernels: one call of dscc_conv_f32 (with its post-ops: dscc_conv_f32_post_info), dscc_conv_transpose_f32 or dscc_pool_f32 with the sizes evaluated at run time.
+// The host side of conv, conv_transpose and pool kernels: one call of dscc_conv_f32 (with its post-ops: dscc_conv_f32_post_info), dscc_conv_transpose_f32, dscc_pool_f32 or (argmax) dscc_pool_argmax_f32 with the sizes evaluated at run time.
 #include "codegen/HostEmitter.h"
 #include "codegen/WindowPlan.h"
 
@@ -69,6 +69,15 @@ std::string HostEmitter::emitWindowKernel(const Operation& op, const KernelPlan&
     args.push_back(kernelInfo(k, k.symbol + (tr ? ".conv_transpose" : ".conv"), tr ? "conv_transpose" : "conv", false));
     const char* fn = tr ? "dscc_conv_transpose_f32_info" : w.post.empty() ? "dscc_conv_f32_info" : "dscc_conv_f32_post_info";
     checked(declare(fn, i32(), params), args);
+    return "";
+  }
+  if (w.attrs.isArgmax) {
+    // MaxPool's Indices: a runtime call of ours (runtime/PoolArgmax.cpp), not oneDNN; never channels-last.
+    llvm::FunctionCallee argmax =
+        declare("dscc_pool_argmax_f32_info", i32(), {p, i32(), i32(), p, p, p, p, p, p, p, p, p, p});
+    checked(argmax, {ctxArg_, b_.getInt32(n), b_.getInt32(static_cast<int32_t>(w.attrs.storageOrder)),
+                     arr(w.xDims, "pool.x_dims"), x, arr(w.yDims, "pool.y_dims"), y, ints(w.attrs.kernel, "pool.kernel"),
+                     strides, dilations, pb, pe, kernelInfo(k, k.symbol + ".pool_argmax", "pool_argmax", false)});
     return "";
   }
   llvm::FunctionCallee pool =

@@ -119,7 +119,10 @@ std::string lowerGpuWindow(const WindowPlan& p, CodeModule& m, const std::string
     llvm::Value* acc = eb.CreateAlloca(f64, nullptr, "acc");
     llvm::Value* count = eb.CreateAlloca(b.getInt64Ty(), nullptr, "count");
     auto accumulate = [&](llvm::Value* v) { b.CreateStore(b.CreateFAdd(b.CreateLoad(f64, acc), v), acc); };
-    const bool pool = kind == OpKind::Pool;
+    const bool pool = kind == OpKind::Pool, argmax = pool && a.isArgmax;
+    // argmax: the index of the best point so far (-1: none yet), its value in `acc`.
+    llvm::Value* best = eb.CreateAlloca(b.getInt64Ty(), nullptr, "best");
+    b.CreateStore(i64(-1), best);
     llvm::Value* init = llvm::ConstantFP::get(f64, pool && a.isMax ? -std::numeric_limits<double>::infinity() : 0.0);
     if (p.bias) init = load(c.ins[*p.bias], at[1]);
     b.CreateStore(init, acc);
@@ -172,17 +175,28 @@ std::string lowerGpuWindow(const WindowPlan& p, CodeModule& m, const std::string
         hi[d] = b.CreateSelect(inside, b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, K[d], last), i64(0));
       }
       llvm::Value *Cg = nullptr, *cbase = nullptr;
+      // argmax's index strides per spatial dim: the operand's row-major ones, or with storage_order = 1
+      // column-major ones (the first spatial dim fastest), ONNX's numbering of MaxPool's Indices.
+      std::vector<llvm::Value*> IS(n);
+      llvm::Value* plane = i64(1);
+      for (size_t d = 0; d < n; ++d) {
+        IS[d] = a.storageOrder == 1 ? plane : xs[2 + d];
+        plane = b.CreateMul(plane, X[2 + d]);
+      }
       if (!pool) {
         Cg = W[1];
         llvm::Value* Mg = b.CreateUDiv(Y[1], i64(a.group));
         cbase = b.CreateMul(b.CreateUDiv(at[1], Mg), Cg);
       }
+      // `wo` is the weight offset of a conv, or an argmax pool's index of the point (nullptr for other pools).
       std::function<void(size_t, llvm::Value*, llvm::Value*)> level = [&](size_t d, llvm::Value* xo, llvm::Value* wo) {
         if (d < n) {
           forRange(b, lo[d], hi[d], "k", [&](llvm::Value* k) {
             llvm::Value* pos = b.CreateAdd(start[d], b.CreateMul(k, i64(a.dilations[d])));
             level(d + 1, b.CreateAdd(xo, b.CreateMul(pos, xs[2 + d])),
-                  wo ? b.CreateAdd(wo, b.CreateMul(k, ws[2 + d])) : nullptr);
+                  !wo      ? nullptr
+                  : argmax ? b.CreateAdd(wo, b.CreateMul(pos, IS[d]))
+                           : b.CreateAdd(wo, b.CreateMul(k, ws[2 + d])));
           });
           return;
         }
@@ -195,6 +209,17 @@ std::string lowerGpuWindow(const WindowPlan& p, CodeModule& m, const std::string
         }
         llvm::Value* v = load(c.ins[p.x], xo);
         b.CreateStore(b.CreateAdd(b.CreateLoad(b.getInt64Ty(), count), i64(1)), count);
+        if (argmax) {
+          // The interpreter's rule (ir/InterpConv.cpp, argmaxOf): the first point, then a NaN over a number, then
+          // a strictly greater number; so the first maximum and the first NaN win.
+          llvm::Value* cur = b.CreateLoad(f64, acc);
+          llvm::Value* none = b.CreateICmpSLT(b.CreateLoad(b.getInt64Ty(), best), i64(0));
+          llvm::Value* nanOver = b.CreateAnd(b.CreateFCmpUNO(v, v), b.CreateFCmpORD(cur, cur));
+          llvm::Value* takes = b.CreateOr(none, b.CreateOr(nanOver, b.CreateFCmpOGT(v, cur)));
+          b.CreateStore(b.CreateSelect(takes, v, cur), acc);
+          b.CreateStore(b.CreateSelect(takes, wo, b.CreateLoad(b.getInt64Ty(), best)), best);
+          return;
+        }
         if (!a.isMax) {
           accumulate(v);
           return;
@@ -205,8 +230,10 @@ std::string lowerGpuWindow(const WindowPlan& p, CodeModule& m, const std::string
         b.CreateStore(b.CreateSelect(takes, b.CreateSelect(b.CreateFCmpUNO(cur, cur), cur, v), cur), acc);
       };
       level(0, b.CreateAdd(b.CreateMul(at[0], xs[0]), pool ? b.CreateMul(at[1], xs[1]) : i64(0)),
-            pool ? nullptr : b.CreateMul(at[1], ws[0]));
-      if (pool && !a.isMax) {
+            argmax ? b.CreateMul(b.CreateAdd(b.CreateMul(at[0], X[1]), at[1]), plane)
+            : pool ? nullptr
+                   : b.CreateMul(at[1], ws[0]));
+      if (pool && !a.isMax && !argmax) {
         llvm::Value* divisor = b.CreateLoad(b.getInt64Ty(), count);
         if (a.countIncludePad) {
           // The window's points inside [-pb, D + pe): a ceil-mode window past the end padding counts up to it.
@@ -222,6 +249,11 @@ std::string lowerGpuWindow(const WindowPlan& p, CodeModule& m, const std::string
         // A window with nothing counted is 0/0: NaN, as in the interpreter.
         b.CreateStore(b.CreateFDiv(b.CreateLoad(f64, acc), b.CreateSIToFP(divisor, f64)), acc);
       }
+    }
+    if (argmax) {
+      b.CreateAlignedStore(b.CreateLoad(b.getInt64Ty(), best), b.CreateInBoundsGEP(b.getInt64Ty(), c.outs[0], c.u),
+                           llvm::Align(8));
+      return;
     }
     llvm::Value* r = b.CreateLoad(f64, acc);
     llvm::Value* stored = dt == DType::F16 || dt == DType::BF16 ? halfFromDouble(b, dt, r)

@@ -13,7 +13,9 @@
 //                   through its one kernel offset (walked backwards: input positions ascend as offsets descend);
 //   pool            max (padding never wins; NaN propagates: the interpreter's rule) or the sum of the points inside,
 //                   divided by their count or, with count_include_pad, by the window's points inside
-//                   [-pad_begin, D + pad_end) (a ceil-mode window past the end padding counts only up to it).
+//                   [-pad_begin, D + pad_end) (a ceil-mode window past the end padding counts only up to it);
+//                   argmax the i64 index (into [N, C, spatial...], storage_order's spatial order) of the first point
+//                   holding the maximum, the first NaN winning; -1 for a window with no input point.
 // Sizes and pads are the plan's dim expressions, evaluated in the body from the kernel's symbols.
 #pragma once
 

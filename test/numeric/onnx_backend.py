@@ -72,8 +72,6 @@ KNOWN_BAD = {
 # Tests of listed ops that use a feature dscc refuses on purpose: counted as
 # unsupported when the refusal names that feature (else they fail the run).
 REFUSED_FEATURES = {
-    "test_maxpool_with_argmax_2d_precomputed_pads": "MaxPool's second output (Indices",
-    "test_maxpool_with_argmax_2d_precomputed_strides": "MaxPool's second output (Indices",
     "test_resize_tf_crop_and_resize": "'tf_crop_and_resize' is not supported",
     # sequence_lens (per-batch lengths) and peepholes (P) are refused at the node (docs/onnx.md).
     "test_lstm_with_peepholes": "input 'sequence_lens'",

@@ -1,4 +1,4 @@
-"""Conv, conv_transpose and pool for the random program generator (random_programs.py --windows): a mixin of its Gen,
+"""Conv, conv_transpose and pool (max, avg and argmax) for the random program generator (random_programs.py --windows): a mixin of its Gen,
 which gives it `r` (the seeded random.Random), `syms`, `arg`, `emit` and `op_unary`; and their GPU kernels' CPU
 emulation for a program (random_programs.py --windows --target cuda:... --emulate)."""
 import random
@@ -70,6 +70,8 @@ class WindowOps:
             if kind == "avg" and self.r.random() < 0.5:
                 attrs.append("count_include_pad = true")
             y = self.emit("pool %%%s {%s}" % (x, ", ".join(head + attrs)), dims[:2] + out)
+            if kind == "max":
+                self.argmax_pool(x, dims[:2] + out, attrs, ks)
             if not chained:
                 self.chain_window(y, dims[:2] + out)
             return
@@ -88,6 +90,21 @@ class WindowOps:
         y = self.conv_tail(y, [dims[0], m] + out)
         if not chained:
             self.chain_window(y, [dims[0], m] + out)
+
+    def argmax_pool(self, x, dims, attrs, ks):
+        """Most of the time beside a max pool, its indices (ONNX MaxPool's second output): an argmax pool of the same
+        windows, storage_order 0 or 1, kept as an i64 value (a program may return it) and cast to f32 for the ops
+        after it. Drawn from a generator of its own, like conv_transpose's, so programs without one stay as they
+        were."""
+        side = random.Random("argmax|%s|%s|%r" % (x, ",".join(dims), self.r.getstate()[1][:2]))
+        if side.random() >= 0.7:
+            return
+        head = ['kind = "argmax"', "kernel_shape = [%s]" % ", ".join(map(str, ks))]
+        if side.random() < 0.5:
+            attrs = attrs + ["storage_order = 1"]
+        i = self.emit("pool %%%s {%s}" % (x, ", ".join(head + attrs)), dims, pool=False)
+        self.ints.append((i, dims))
+        self.emit("cast %%%s {to = f32}" % i, dims)
 
     def conv_tail(self, y, dims):
         """Half of the time an elementwise tail after a conv, the chains the planner fuses into it as oneDNN post-ops

@@ -7,6 +7,7 @@
 // interpreter's bits (both sum in f64 in one order and round once); 64 guard bytes after the result must stay
 // untouched. Cases: 1-D, 2-D and 3-D; groups and depthwise; strides, dilations, asymmetric pads, pads beyond the
 // kernel's reach, SAME pads; ceil-mode windows past the end; count_include_pad both ways; NaNs in max pools;
+// argmax pools (ties, NaNs, storage_order, windows with no input point);
 // conv_transpose with output_padding, stride > kernel, groups and output_shape (negative derived pads); 1x1
 // images and odd sizes; f64, f16 and bf16; channels_last written by the program.
 #include <gtest/gtest.h>
@@ -152,7 +153,7 @@ int checkProgram(const std::string& text, const std::vector<DimBindings>& sizeLi
     if (!l.jit) return ran;
     WindowPlan wp;
     EXPECT_EQ(planWindowKernel(*p->kernel, true, wp), "");
-    const bool maxPool = wp.op && wp.op->kind == OpKind::Pool && wp.attrs.isMax;
+    const bool maxPool = wp.op && wp.op->kind == OpKind::Pool && (wp.attrs.isMax || wp.attrs.isArgmax);
     Function& f = *p->fn;
     std::vector<Value*> rets(p->kernel->operands.begin(), p->kernel->operands.end());
     rets.push_back(p->kernel->result());
@@ -260,6 +261,22 @@ std::vector<Case> cases() {
   c.push_back({"MaxPoolAllPadding", fn("%x: f32[N, C, L]", "f32[N, C, ?]",
                                        "  %y = pool %x {kind = \"max\", kernel_shape = [2], pads = [3, 2]}\n"),
                sizes({{{"N", 1}, {"C", 2}, {"L", 1}}, {{"N", 1}, {"C", 1}, {"L", 5}}})});
+  // argmax pools (MaxPool's Indices): ties (a relu's zeros), NaNs, ceil mode, dilations, pads, storage_order 1;
+  // windows with no input point (-1); f16 and f64 operands.
+  c.push_back({"ArgmaxPool", fn("%x: f32[N, C, H, W], %z: f16[N, C, L], %v: f64[N, C, D, H, W]",
+                                "(i64[N, C, ?, ?], i64[N, C, ?, ?], i64[N, C, ?], i64[N, C, ?, ?, ?])",
+                                "  %r = relu %x\n"
+                                "  %p = pool %r {kind = \"argmax\", kernel_shape = [3, 2], strides = [2, 2], "
+                                "dilations = [1, 2], pads = [1, 0, 1, 1], ceil_mode = true}\n"
+                                "  %q = pool %x {kind = \"argmax\", kernel_shape = [2, 3], pads = [1, 1, 0, 1], "
+                                "storage_order = 1}\n"
+                                "  %y = pool %z {kind = \"argmax\", kernel_shape = [2], dilations = [2], pads = [3, 3]}\n"
+                                "  %t = pool %v {kind = \"argmax\", kernel_shape = [2, 2, 3], strides = [1, 2, 2], "
+                                "ceil_mode = true, storage_order = 1}\n",
+                                "%p, %q, %y, %t"),
+               sizes({{{"N", 1}, {"C", 2}, {"H", 5}, {"W", 6}, {"L", 1}, {"D", 2}},
+                      {{"N", 2}, {"C", 1}, {"H", 2}, {"W", 3}, {"L", 5}, {"D", 3}},
+                      {{"N", 1}, {"C", 3}, {"H", 9}, {"W", 8}, {"L", 2}, {"D", 4}}})});
   // Average pools: count_include_pad both ways, ceil mode past the end padding, dilations; pads beyond the reach
   // (0/0: NaN without count_include_pad).
   for (const char* cip : {"false", "true"}) {

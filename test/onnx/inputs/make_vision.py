@@ -61,9 +61,15 @@ save("conv3d", [
 ], [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 2, "D", "H", "W"])], [y("y", rank=5)],
    [w("k", 3, 2, 2, 3, 2)])
 
-# Errors: MaxPool's Indices output named, an unknown auto_pad, a kernel_shape the weight contradicts, a group
-# that does not divide the channels, a kernel_shape of the wrong length.
-save("maxpool_indices", [helper.make_node("MaxPool", ["x"], ["y", "idx"], name="mp_idx", kernel_shape=[2, 2])],
+# MaxPool with its Indices (column-major: storage_order 1), which import as a max and an argmax pool.
+save("maxpool_indices", [helper.make_node("MaxPool", ["x"], ["y", "idx"], name="mp_idx", kernel_shape=[2, 2],
+                                          strides=[2, 2], storage_order=1)],
+     [x4()], [y("y", None), helper.make_tensor_value_info("idx", TensorProto.INT64, [None] * 4)])
+
+# Errors: a storage_order that is neither 0 nor 1, an unknown auto_pad, a kernel_shape the weight contradicts, a
+# group that does not divide the channels, a kernel_shape of the wrong length.
+save("bad_storage_order", [helper.make_node("MaxPool", ["x"], ["y", "idx"], name="mp_order", kernel_shape=[2, 2],
+                                            storage_order=2)],
      [x4()], [y("y", None), helper.make_tensor_value_info("idx", TensorProto.INT64, [None] * 4)])
 save("bad_autopad", [helper.make_node("Conv", ["x", "k"], ["y"], name="c_bad", auto_pad="SAME")],
      [x4()], [y("y", None)], [w("k", 2, 3, 3, 3)])
