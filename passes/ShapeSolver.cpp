@@ -104,12 +104,7 @@ ShapeSolver::ShapeSolver(unsigned timeoutMs) {
   auto t0 = std::chrono::steady_clock::now();
   z3_ = std::make_unique<Z3State>();
   z3::params p(z3_->ctx);
-  // The budget is Z3's resource count, not the clock, so that the answers (and
-  // so the checks a program keeps, and its code) are the same on a loaded
-  // machine as on an idle one; the clock only stops a check that runs far
-  // slower than its budget (kSolverClockFactor times it).
-  p.set("rlimit", std::max(1u, timeoutMs) * kSolverUnitsPerMs);
-  p.set("timeout", std::max(1u, timeoutMs) * kSolverClockFactor);
+  p.set("timeout", timeoutMs);
   z3_->solver.set(p);
   stats_.startupMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }

@@ -41,21 +41,10 @@ struct Interval {
   int64_t lo = 0, hi = INT64_MAX;
 };
 
-/// Z3 resource units per millisecond of a solver's budget: about what one
-/// x86-64 core of 2024 spends in a millisecond on the queries dscc asks
-/// (measured on the zoo's DETR: 250 ms of budget as units keeps the checks an
-/// idle machine's 250 ms clock kept).
-inline constexpr unsigned kSolverUnitsPerMs = 400;
-/// The wall clock that stops a check, as a multiple of its budget in ms.
-inline constexpr unsigned kSolverClockFactor = 100;
-
 /// Facts and queries about the dims of one function.
 class ShapeSolver {
  public:
-  /// `timeoutMs` bounds every Z3 check: a budget of timeoutMs *
-  /// kSolverUnitsPerMs of Z3's resource units (deterministic: the same
-  /// answers on any machine and load), with a wall clock of kSolverClockFactor
-  /// times timeoutMs as a backstop.
+  /// `timeoutMs` bounds every Z3 check.
   explicit ShapeSolver(unsigned timeoutMs = 250);
   ~ShapeSolver();
   ShapeSolver(const ShapeSolver&) = delete;
