@@ -268,6 +268,14 @@ FAMILIES += [
     Family("densenet", M.densenet, ["input"], ["logits"], None, **cnn(13)),
     Family("googlenet", M.googlenet, ["input"], ["logits"], None, **cnn(15)),
     Family("vgg", M.vgg, ["input"], ["logits"], None, **cnn(16)),
+    Family("cohere", M.cohere, *LM),
+    Family("wavlm", M.wavlm, ["input_values"], ["last_hidden_state", "extract_features"], None, **AUDIO),
+    # torchvision's Swin drops the shift where a stage's padded map is no larger than its window (a Python branch
+    # on sizes, which the exports trace as the example's): the export is the model only from 40x40 on (stage 2's
+    # map of 5 patches), so that is the least size stored and checked.
+    Family("swin", M.swin, ["input"], ["logits"], None,
+           **dict(IMAGE, mins={"height": 40, "width": 40},
+                  sizes=[(1, 40, 40), (1, 48, 56), (2, 41, 47), (3, 64, 45), (1, 64, 64), (2, 64, 64)])),
 ]
 
 # transformers 4.x (make_zoo_tf4.sh runs this script with transformers 4.46 first on PYTHONPATH): the families whose

@@ -13,6 +13,7 @@ from torchvision.models.mobilenetv2 import MobileNetV2
 from torchvision.models.regnet import BlockParams, RegNet
 from torchvision.models.shufflenetv2 import ShuffleNetV2
 from torchvision.models.squeezenet import Fire, SqueezeNet
+from torchvision.models.swin_transformer import SwinTransformer
 from torchvision.models.vgg import VGG, make_layers
 
 
@@ -49,6 +50,15 @@ def biogpt():
                          intermediate_size=64, max_position_embeddings=128, scale_embedding=True, pad_token_id=1,
                          use_cache=False)
     return T.BioGptForCausalLM(cfg)
+
+
+def cohere():
+    # Cohere (Command-R): LayerNorm without bias, parallel attention and MLP off one norm, rotary embeddings on
+    # interleaved pairs (repeat_interleave of the frequencies, not rotate_half's halves), logits scaled by 0.0625.
+    cfg = T.CohereConfig(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128, use_cache=False,
+                         pad_token_id=1, bos_token_id=2, eos_token_id=3)
+    return T.CohereForCausalLM(cfg)
 
 
 # -- transformers: encoders of translation and summarisation models ----------------------------------------------------
@@ -91,6 +101,17 @@ def hubert():
                          num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2, feat_extract_norm="layer",
                          do_stable_layer_norm=True, vocab_size=32)
     return T.HubertModel(cfg)
+
+
+def wavlm():
+    # WavLM: wav2vec 2.0's feature encoder and positional conv, then gated relative position bias in every layer
+    # (log-spaced buckets of the frame distance, 32 buckets up to 64, computed in the first layer for the dynamic
+    # number of frames, a per-head gate from the queries).
+    cfg = T.WavLMConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                        conv_dim=(16, 16), conv_kernel=(10, 3), conv_stride=(5, 2), num_conv_pos_embeddings=16,
+                        num_conv_pos_embedding_groups=2, feat_extract_norm="group", do_stable_layer_norm=False,
+                        vocab_size=32, num_buckets=32, max_bucket_distance=64)
+    return T.WavLMModel(cfg)
 
 
 # -- torchvision CNNs at small widths ------------------------------------------------------------------------------
@@ -188,3 +209,13 @@ def vgg():
     model.classifier = nn.Sequential(nn.Linear(64 * 7 * 7, 32), nn.ReLU(True), nn.Dropout(), nn.Linear(32, 32),
                                      nn.ReLU(True), nn.Dropout(), nn.Linear(32, 10))
     return model
+
+
+def swin():
+    # torchvision's Swin Transformer (not transformers', which fails in PyTorch at small sizes): 4x4 patches of 16,
+    # two stages of two blocks (1 and 2 heads) in windows of 4x4 patches, the feature map padded up to whole windows
+    # (F.pad by sizes computed from the input), shifted windows (torch.roll) with their attention mask, relative
+    # position bias, patch merging (odd sizes padded), 10 classes. PyTorch takes 4x4 and up, but the exports are the
+    # model only from 40x40 (make_zoo.py).
+    return SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[1, 2], window_size=[4, 4],
+                           stochastic_depth_prob=0.0, num_classes=10)
