@@ -204,39 +204,6 @@ std::string Ctx::freshName(const std::string& base) {
   }
 }
 
-namespace {
-
-// The importer's verification of each op it emits: the structural answers (ShapeOracle's), and where they are
-// Unknown, the `--where` facts' Disproved. A relation the facts rule out everywhere (a reshape to a shape with
-// another element count at every allowed size, as a TorchScript trace with a wrong constant head count writes
-// it) is then refused at the node that writes it, not at some later node whose operands no longer fit (the
-// shape-analysis pass would refuse it too, but only after the whole import). A relation the facts merely prove
-// stays as structural verification has it, so that the program imported does not depend on them.
-class FactsOracle : public ShapeOracle {
- public:
-  explicit FactsOracle(ShapeSolver* s) : s_(s) {}
-  Tri equal(const DimExpr& a, const DimExpr& b) override {
-    Tri t = ShapeOracle::equal(a, b);
-    return t == Tri::Unknown ? disproved(s_ ? s_->equal(a, b) : Answer{}) : t;
-  }
-  Tri broadcastable(const DimExpr& a, const DimExpr& b) override {
-    Tri t = ShapeOracle::broadcastable(a, b);
-    return t == Tri::Unknown ? disproved(s_ ? s_->broadcastable(a, b) : Answer{}) : t;
-  }
-  std::string counterexample() override { return example_; }
-
- private:
-  Tri disproved(const Answer& a) {
-    if (a.tri != Tri::Disproved) return Tri::Unknown;
-    example_ = a.example;
-    return Tri::Disproved;
-  }
-  ShapeSolver* s_;
-  std::string example_;
-};
-
-}  // namespace
-
 Value* Ctx::emit(OpKind kind, std::vector<Value*> operands, std::vector<std::pair<std::string, Attribute>> attrs,
                  std::optional<Type> type, const std::string& name) {
   auto op = std::make_unique<Operation>();
