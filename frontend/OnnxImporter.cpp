@@ -220,8 +220,12 @@ Value* Ctx::emit(OpKind kind, std::vector<Value*> operands, std::vector<std::pai
   op->results.push_back(std::move(r));
   DiagEngine diags(emptySources(), std::cerr);
   diags.setCapture(true);
-  if (!inferOpTypes(*f, *op, diags)) {
+  FactsOracle oracle(solver);
+  if (!inferOpTypes(*f, *op, diags, &oracle)) {
     std::string msg = diags.captured().empty() ? "does not verify" : diags.captured()[0].message;
+    // (the example the verifier notes: "e.g. batch = 1")
+    if (diags.captured().size() > 1 && diags.captured()[1].message.rfind("e.g. ", 0) == 0)
+      msg += " (" + diags.captured()[1].message + ")";
     throw ImportError("cannot convert to '" + std::string(opInfo(kind).name) + "': " + msg);
   }
   op->hasExplicitType = true;

@@ -13,6 +13,7 @@
 #include "frontend/OnnxImporter.h"
 #include "ir/IR.h"
 #include "ir/Tensor.h"
+#include "ir/Verifier.h"
 #include "passes/ShapeSolver.h"
 
 namespace onnx {
@@ -71,6 +72,36 @@ struct OValue {
   Value* v = nullptr;                    ///< the IR value (null until needed)
   std::shared_ptr<const Tensor> cst;     ///< known contents (static shape)
   std::optional<std::vector<DimExpr>> elems;  ///< known integer contents (rank <= 1), maybe symbolic
+};
+
+/// The importer's verification of each op it emits (Ctx::emit): the structural answers (ShapeOracle's), and where
+/// they are Unknown, the `--where` facts' Disproved. A relation the facts rule out everywhere (a reshape to another
+/// element count at every allowed size, as a TorchScript trace with a wrong constant head count writes it) is then
+/// refused at the node that writes it, not at a later node whose operands no longer fit (shape analysis would refuse
+/// it too, but only after the whole import). What the facts merely prove stays as structural verification has it,
+/// so that the program imported does not depend on them.
+class FactsOracle : public ShapeOracle {
+ public:
+  /// `s`: the import's solver with the facts (null: structural answers only).
+  explicit FactsOracle(ShapeSolver* s) : s_(s) {}
+  Tri equal(const DimExpr& a, const DimExpr& b) override {
+    Tri t = ShapeOracle::equal(a, b);
+    return t == Tri::Unknown ? disproved(s_ ? s_->equal(a, b) : Answer{}) : t;
+  }
+  Tri broadcastable(const DimExpr& a, const DimExpr& b) override {
+    Tri t = ShapeOracle::broadcastable(a, b);
+    return t == Tri::Unknown ? disproved(s_ ? s_->broadcastable(a, b) : Answer{}) : t;
+  }
+  std::string counterexample() override { return example_; }
+
+ private:
+  Tri disproved(const Answer& a) {
+    if (a.tri != Tri::Disproved) return Tri::Unknown;
+    example_ = a.example;
+    return Tri::Disproved;
+  }
+  ShapeSolver* s_;
+  std::string example_;
 };
 
 /// The importer's state while one graph is converted.

@@ -425,12 +425,27 @@ bool convertMore(Ctx& c, const onnx::NodeProto& n) {
     if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap")
       throw ImportError("mode '" + mode + "' is not supported (constant, edge, reflect and wrap are)");
     std::vector<int64_t> pads, axes;
+    // Pads computed from sizes (Swin pads its feature map up to whole windows: (4 - H % 4) % 4), in constant and
+    // edge mode, where a band of p elements is a fill or a broadcast whatever p is; each must be >= 0 at every
+    // size the facts allow (a negative one would be a slice whose sign the program does not know).
+    std::vector<DimExpr> symPads;
     double value = 0;
     if (c.opset < 11) {
       pads = attrInts(n, "pads").value_or(std::vector<int64_t>{});
       value = attrFloat(n, "value", 0.0);
     } else {
-      pads = constInts(c, n, 1, "pads");
+      std::vector<DimExpr> known = knownInts(c, n, 1, "pads");
+      bool allConst = std::all_of(known.begin(), known.end(), [](const DimExpr& d) { return d.isConst(); });
+      if (!allConst && mode != "constant" && mode != "edge")
+        throw ImportError("pads (input 1) computed from sizes are supported in constant and edge mode only, not '" +
+                          mode + "'");
+      for (const DimExpr& d : known) {
+        if (!d.isConst() && compareDims(c, "<=", DimExpr(0), d) != Tri::Proved)
+          throw ImportError("pads (input 1) computed from sizes must be >= 0 at every size the facts allow, but " +
+                            d.str() + " may not be");
+        pads.push_back(d.isConst() ? d.constValue() : 0);
+      }
+      if (!allConst) symPads = known;
       if (OValue* cv = input(c, n, 2)) {
         if (!cv->cst) throw ImportError("the constant value must be known when importing");
         value = cv->cst->getF(0);
@@ -444,6 +459,9 @@ bool convertMore(Ctx& c, const onnx::NodeProto& n) {
     Value* v = x;
     for (size_t i = 0; i < axes.size(); ++i) {
       int64_t a = axes[i], lo = pads[i], hi = pads[i + axes.size()];
+      // A pad computed from sizes (>= 0, proved above): its band's length is that dim expression.
+      DimExpr loDim(lo), hiDim(hi);
+      if (!symPads.empty()) loDim = symPads[i], hiDim = symPads[i + axes.size()];
       if (lo < 0 || hi < 0) {
         DimExpr dim = v->type.dims[a];
         v = b.op(OpKind::Slice, {v}, {{"axes", intList({a})}, {"starts", Attribute::makeList({Attribute::makeInt(std::max<int64_t>(-lo, 0))})},
@@ -461,7 +479,7 @@ bool convertMore(Ctx& c, const onnx::NodeProto& n) {
       };
       // The band of `p` elements before (before=true) or after v along a.
       auto band = [&](int64_t p, bool before) -> Value* {
-        d[a] = DimExpr(p);
+        d[a] = before ? loDim : hiDim;
         if (mode == "constant") return b.fill(v, value, d);
         if (mode == "edge")  // the first or last slice, repeated
           return b.op(OpKind::BroadcastTo, {before ? cut(0, DimExpr(1), 1) : cut(-1, len, 1)}, {},
@@ -470,9 +488,9 @@ bool convertMore(Ctx& c, const onnx::NodeProto& n) {
           return before ? cut(p, DimExpr(0), -1) : cut(-2, DimExpr(-2 - p), -1);
         return before ? cut(-p, len, 1) : cut(0, DimExpr(p), 1);  // wrap
       };
-      if (lo > 0) parts.push_back(band(lo, true));
+      if (lo > 0 || !loDim.isConst()) parts.push_back(band(lo, true));
       parts.push_back(v);
-      if (hi > 0) parts.push_back(band(hi, false));
+      if (hi > 0 || !hiDim.isConst()) parts.push_back(band(hi, false));
       if (parts.size() > 1) v = b.op(OpKind::Concat, parts, {{"axis", Attribute::makeInt(a)}});
     }
     b.out(v);

@@ -40,7 +40,8 @@ bool geometry(OpCtx& c, const Shape& xs, Geometry& g) {
   }
   for (size_t i = 0; i < n; ++i) {
     DimExpr in(g.in[i]), k(g.kernel[i]);
-    int64_t span = windowSpan(g.a, i, k).constValue(), room = windowPaddedIn(g.a, i, in, k).constValue();
+    // (a ceil-mode pool's one window may hang past the end padding: windowLeastRoom)
+    int64_t span = windowLeastRoom(g.a, i, k).constValue(), room = windowPaddedIn(g.a, i, in, k).constValue();
     if (g.kernel[i] < 1) return c.fail("the kernel of " + c.name() + " is empty along spatial dim " + std::to_string(i));
     bool same = g.a.autoPad == AutoPad::SameUpper || g.a.autoPad == AutoPad::SameLower;
     if (!same && span > room)

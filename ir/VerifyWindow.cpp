@@ -13,19 +13,25 @@ bool OpChecker::windowAttrs(size_t spatial, WindowAttrs& a) {
 
 bool OpChecker::windowFits(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k) {
   if (a.autoPad == AutoPad::SameUpper || a.autoPad == AutoPad::SameLower) return true;  // padded to fit
-  DimExpr span = windowSpan(a, i, k), room = windowPaddedIn(a, i, in, k);
+  // In ceil mode a pool's one window may hang past the end padding (windowLeastRoom); `span` is then the least
+  // extent that holds it.
+  const bool hang = a.ceilMode && a.autoPad == AutoPad::Explicit && a.strides[i] > 1;
+  DimExpr span = windowLeastRoom(a, i, k), room = windowPaddedIn(a, i, in, k);
   DimExpr slack = room - span;
-  std::string what = "the window of '" + opName() + "' fits in the padded input along spatial dim " + std::to_string(i);
+  std::string what = "the window of '" + opName() + "' " + (hang ? "starts in" : "fits in") +
+                     " the padded input along spatial dim " + std::to_string(i);
   if (slack.isConst()) {
     if (slack.constValue() >= 0) return true;
-    return err("the window of '" + opName() + "' along spatial dim " + std::to_string(i) + " spans " + span.str() +
+    return err("the window of '" + opName() + "' along spatial dim " + std::to_string(i) + " spans " +
+               windowSpan(a, i, k).str() + (hang ? " (ceil mode: it needs " + span.str() + ")" : "") +
                ", more than the padded input's " + room.str());
   }
   // span <= room as max(span, room) == room, which the solver may prove from the facts (H in [7, 64]).
   Tri t = oracle_.equal(DimExpr::max(span, room), room);
   if (t == Tri::Proved) return true;
   if (t == Tri::Disproved) {
-    err("the window of '" + opName() + "' along spatial dim " + std::to_string(i) + " spans " + span.str() +
+    err("the window of '" + opName() + "' along spatial dim " + std::to_string(i) + " spans " +
+        windowSpan(a, i, k).str() + (hang ? " (ceil mode: it needs " + span.str() + ")" : "") +
         ", more than the padded input's " + room.str() + " at every size the facts allow");
     exampleNote();
     return false;

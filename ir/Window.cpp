@@ -193,6 +193,12 @@ DimExpr windowPaddedIn(const WindowAttrs& a, size_t i, const DimExpr& in, const 
   return in + windowPadBegin(a, i, in, k) + windowPadEnd(a, i, in, k);
 }
 
+DimExpr windowLeastRoom(const WindowAttrs& a, size_t i, const DimExpr& k) {
+  DimExpr span = windowSpan(a, i, k);
+  if (!a.ceilMode || a.autoPad != AutoPad::Explicit) return span;
+  return span - DimExpr(a.strides[i] - 1);
+}
+
 DimExpr windowOutDim(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k) {
   DimExpr s(a.strides[i]);
   if (a.autoPad == AutoPad::SameUpper || a.autoPad == AutoPad::SameLower) return DimExpr::ceilDiv(in, s);

@@ -81,8 +81,13 @@ DimExpr windowPadEnd(const WindowAttrs& a, size_t i, const DimExpr& in, const Di
 /// (the last window starts inside the input or the left padding, as ONNX and PyTorch say);
 /// SAME: ceil(in / s); VALID: floor((in - span) / s) + 1.
 DimExpr windowOutDim(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k);
-/// The padded extent a window must fit in: in + pb + pe (the relation span <= this must hold).
+/// The padded extent a window must fit in: in + pb + pe (the relation windowLeastRoom <= this must hold).
 DimExpr windowPaddedIn(const WindowAttrs& a, size_t i, const DimExpr& in, const DimExpr& k);
+/// The least padded extent (windowPaddedIn) that has one window along spatial dim `i`: the span, or in ceil mode
+/// (explicit pads) span - (stride - 1), for there the one window may hang past the end padding as long as the
+/// rule above gives it (ceildiv(in + pb + pe - span, stride) >= 0): PyTorch and ONNX pool a 2-wide input with a
+/// 3-wide window of stride 2 (SqueezeNet's and GoogLeNet's ceil-mode max pools at small images).
+DimExpr windowLeastRoom(const WindowAttrs& a, size_t i, const DimExpr& k);
 
 // conv_transpose (ONNX ConvTranspose): each input point scatters a window; the full result along spatial dim i
 // has stride*(in-1) + span + output_padding points, of which pads[begin] are cut at the start and pads[end] at

@@ -35,6 +35,7 @@ import torch
 import transformers as T
 
 import zoo_families as Z  # the families added later (ALBERT, ..., the Qwen2 decode step)
+import zoo_more as M  # the third round (StableLM, ..., VGG)
 import zoo_tf4 as Z4  # the transformers 4.x decode steps
 import zoo_vision as V  # the vision, speech and OCR families (issue #37)
 
@@ -235,6 +236,46 @@ FAMILIES += [
            out_dyn={"logits": {0: "batch"}, "pred_boxes": {0: "batch"}},
            **dict(PIXELS, sizes=[(1, 16, 16), (1, 32, 32), (2, 33, 47), (3, 17, 21), (1, 64, 64), (2, 48, 40)],
                   mins={"height": 16, "width": 16})),
+]
+
+# Families the project had not tried (zoo_more.py): causal LMs (StableLM, OLMo, XGLM, BioGPT), the encoders of Marian
+# and Pegasus, DeiT, HuBERT, and torchvision's ShuffleNetV2, MobileNetV2, SqueezeNet, DenseNet, RegNet, GoogLeNet and
+# VGG at small widths. A CNN without padding everywhere takes a least image size (mins); its sizes start there.
+def cnn(least):
+    return dict(IMAGE, mins={"height": least, "width": least} if least > 1 else None,
+                sizes=[(1, least, least), (1, 32, 32), (2, 33, 47), (3, least + 2, least + 5), (1, 64, 64),
+                       (2, 64, 64)])
+
+
+LM = (["input_ids", "attention_mask"], ["logits"], 128)
+FAMILIES += [
+    Family("stablelm", M.stablelm, *LM),
+    Family("olmo", M.olmo, *LM),
+    Family("xglm", M.xglm, *LM),
+    Family("biogpt", M.biogpt, *LM),
+    Family("marian_encoder", M.marian_encoder, ["input_ids", "attention_mask"], ["last_hidden_state"], 128, pad_id=1),
+    Family("pegasus_encoder", M.pegasus_encoder, ["input_ids", "attention_mask"], ["last_hidden_state"], 128,
+           pad_id=1),
+    Family("deit", M.deit, ["pixel_values"], ["logits"], None, dims=["batch"], feeds=V.vit_inputs,
+           dyn={"pixel_values": {0: "batch"}}, out_dyn={"logits": {0: "batch"}}, sizes=[(1,), (2,), (3,), (4,)],
+           example=(2,)),
+    Family("hubert", M.hubert, ["input_values"], ["last_hidden_state"], None,
+           **dict(AUDIO, out_dyn={"last_hidden_state": {0: "batch", 1: "frames"}})),
+    Family("shufflenet_v2", M.shufflenet_v2, ["input"], ["logits"], None, **cnn(1)),
+    Family("mobilenet_v2", M.mobilenet_v2, ["input"], ["logits"], None, **cnn(1)),
+    Family("regnet", M.regnet, ["input"], ["logits"], None, **cnn(1)),
+    Family("squeezenet", M.squeezenet, ["input"], ["logits"], None, **cnn(17)),
+    Family("densenet", M.densenet, ["input"], ["logits"], None, **cnn(13)),
+    Family("googlenet", M.googlenet, ["input"], ["logits"], None, **cnn(15)),
+    Family("vgg", M.vgg, ["input"], ["logits"], None, **cnn(16)),
+    Family("cohere", M.cohere, *LM),
+    Family("wavlm", M.wavlm, ["input_values"], ["last_hidden_state", "extract_features"], None, **AUDIO),
+    # torchvision's Swin drops the shift where a stage's padded map is no larger than its window (a Python branch
+    # on sizes, which the exports trace as the example's): the export is the model only from 40x40 on (stage 2's
+    # map of 5 patches), so that is the least size stored and checked.
+    Family("swin", M.swin, ["input"], ["logits"], None,
+           **dict(IMAGE, mins={"height": 40, "width": 40},
+                  sizes=[(1, 40, 40), (1, 48, 56), (2, 41, 47), (3, 64, 45), (1, 64, 64), (2, 64, 64)])),
 ]
 
 # transformers 4.x (make_zoo_tf4.sh runs this script with transformers 4.46 first on PYTHONPATH): the families whose

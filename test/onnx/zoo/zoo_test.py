@@ -289,7 +289,13 @@ def main():
         with open(EXPECTED, "w") as f:
             f.write("# ctest onnx_zoo (zoo_test.py): what dscc does with each fixture: ok, or refused: REASON (the\n"
                     "# first error line holds REASON's fragments, split at ' ... ', in order).\n")
-            for n in sorted(results):
+            # With --only, the other fixtures' lines stay as they were (only the models checked are rewritten).
+            kept = {} if not a.only else {n: v for n, v in old.items() if n not in results and n in fixtures()}
+            for n in sorted(set(results) | set(kept)):
+                if n in kept:
+                    want, reason = kept[n]
+                    f.write("%s: %s\n" % (n, want if want != "refused" else "refused: %s" % reason))
+                    continue
                 r = results[n]
                 if r["result"] != "refused":
                     f.write("%s: %s\n" % (n, r["result"]))
