@@ -4,6 +4,8 @@
 // post-op here is 1-Lipschitz or scales by 1/2). Outputs are pre-filled with NaN so an element the call skips fails.
 #include <gtest/gtest.h>
 
+#include "test/unit/RandomData.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -35,14 +37,6 @@ struct Post {
   int32_t kind;
   float a = 0, b = 0;
 };
-
-std::vector<float> randomData(size_t n, unsigned seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(g);
-  return v;
-}
 
 /// The epilogue in double, written from the ABI's definitions (dscc_generated.h), not from the runtime's code.
 double reference(const std::vector<Post>& post, double v, const std::vector<const float*>& srcs, size_t q) {

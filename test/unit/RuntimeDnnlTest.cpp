@@ -5,6 +5,8 @@
 // the call skips fails.
 #include <gtest/gtest.h>
 
+#include "test/unit/RandomData.h"
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -40,14 +42,6 @@ struct Win {
   int64_t OH() const { return out(H, kh, sh, dh, pt, pb); }
   int64_t OW() const { return out(W, kw, sw, dw, pl, pr); }
 };
-
-std::vector<float> randomData(size_t n, unsigned seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(g);
-  return v;
-}
 
 /// Runs dscc_conv_f32 on random data and compares with a naive loop. With `wIn`, the weight is that buffer and
 /// the call is dscc_conv_f32_info with `key` (the generated code's call, whose constant weight the context keeps
