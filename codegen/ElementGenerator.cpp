@@ -202,13 +202,26 @@ void ElementGenerator::checkGather(const Operation& op, llvm::Value* w) {
   // gatherDataSource's own test: the two share one comparison.
   llvm::Value* bad = b_.CreateNot(b_.CreateICmpULT(wrapped, D), "gather.oob");
   b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), flag), bad), flag);
-  // Indices the kernel reads from an operand: the host finds the bad one
-  // (gatherChecks). The or above LLVM hoists out of a row that reads one
+  // Indices the kernel reads from an operand: the CPU's host finds the bad
+  // one (gatherChecks). The or above LLVM hoists out of a row that reads one
   // index; a min it keeps per element, and its i64 lanes would halve the
   // vector width of an f32 row on AVX2 (test/compile/generic-vector).
-  if (inputIndex_.count(op.operands[1])) return;
+  if (!keepsLeast(op)) return;
   llvm::Value* cand = b_.CreateSelect(bad, w, b_.getInt64(std::numeric_limits<int64_t>::max()));
   b_.CreateStore(b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateLoad(b_.getInt64Ty(), least), cand), least);
+}
+
+void emitBadIndex(llvm::IRBuilderBase& b, llvm::Value* words, llvm::Value* w, bool least) {
+  const auto mono = llvm::AtomicOrdering::Monotonic;
+  b.CreateAtomicRMW(llvm::AtomicRMWInst::Or, words, b.getInt64(1), llvm::Align(8), mono);
+  if (!least) return;
+  // encodeLeastIndex: the unsigned max of the encodings is the smallest index.
+  b.CreateAtomicRMW(llvm::AtomicRMWInst::UMax, b.CreateConstInBoundsGEP1_64(b.getInt64Ty(), words, 1),
+                    b.CreateXor(w, b.getInt64(INT64_MAX)), llvm::Align(8), mono);
+}
+
+bool ElementGenerator::keepsLeast(const Operation& gather) const {
+  return leastIndices_ || !inputIndex_.count(gather.operands[1]);
 }
 
 void ElementGenerator::reportChecks() {
@@ -223,10 +236,8 @@ void ElementGenerator::reportChecks() {
     b_.CreateCondBr(bad, report, next, llvm::MDBuilder(ctx_).createBranchWeights(1, 1000));
     b_.SetInsertPoint(report);
     llvm::Value* words = b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), checkCell_, 2 * g);
-    b_.CreateAtomicRMW(llvm::AtomicRMWInst::Or, words, b_.getInt64(1), llvm::Align(8), llvm::AtomicOrdering::Monotonic);
-    if (!inputIndex_.count(gathers_[g]->operands[1]))
-      b_.CreateAtomicRMW(llvm::AtomicRMWInst::Min, b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), words, 1),
-                         b_.CreateLoad(b_.getInt64Ty(), least), llvm::Align(8), llvm::AtomicOrdering::Monotonic);
+    bool keep = keepsLeast(*gathers_[g]);
+    emitBadIndex(b_, words, keep ? b_.CreateLoad(b_.getInt64Ty(), least) : nullptr, keep);
     b_.CreateBr(next);
     b_.SetInsertPoint(next);
   }

@@ -41,6 +41,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 
+#include "codegen/Kernel.h"
 #include "ir/IR.h"
 
 namespace dscc::codegen {
@@ -130,15 +131,24 @@ class ElementSource {
 
 /// The gathers of `fusion`'s body, in body order: the ones a kernel checks.
 /// A kernel holding any reads `inputs[K]` (K: the fusion's operand count) as
-/// the address of 2 i64 per gather, its check cell: the host sets each to
-/// {0, INT64_MAX} before the launch; a kernel that reads an index outside
-/// [-D, D) sets word 0 to 1 (atomically: the launch's threads share the
-/// cell). Word 1: when the indices are computed in the kernel, it lowers it
-/// to the smallest such index; when they are an operand, the host finds the
-/// first one in their row-major order (the interpreter's) and the kernel
-/// keeps only the flag. A null `inputs[K]` reports nothing (the GPU
-/// targets, measuring runs).
+/// the address of 2 i64 per gather, its check cell, which the host zeroes
+/// before the launch (so a GPU's cells are one memset): a kernel that reads
+/// an index outside [-D, D) sets word 0 to 1, and raises word 1 to
+/// encodeLeastIndex(w) (codegen/Kernel.h) of its smallest such index w (atomically: the
+/// launch's threads share the cell; 0 is "none"). Word 1 is kept where the
+/// indices are computed in the kernel, and, with recordLeastIndices (the
+/// GPU, whose host cannot read the indices after the call), for every
+/// gather; elsewhere the CPU host finds the first bad index in the indices'
+/// row-major order (the interpreter's) and the kernel keeps only the flag.
+/// A null `inputs[K]` reports nothing (measuring runs).
 std::vector<const Operation*> gatherChecks(const Operation& fusion);
+
+/// Emits the report of bad index `w` (i64) into the 2 words at `words` (a
+/// check cell's): word 0 |= 1 and, with `least`, word 1 = umax(word 1,
+/// encodeLeastIndex(w)), both atomic. The kernels that check indices share it.
+void emitBadIndex(llvm::IRBuilderBase& b, llvm::Value* words, llvm::Value* w, bool least);
+
+
 
 /// The generator of one kernel's elements. Build it, call prepareIndexing
 /// in the kernel's setup block when the kernel holds more than elementwise
@@ -189,6 +199,9 @@ class ElementGenerator {
   Lanes genLanes(const Value* v, const LaneIndex& idx);
   /// The lane width of genLanes (>= 2).
   void setLanes(int w) { lanes_ = w; }
+  /// Every gather keeps its smallest bad index in its cell's word 1, those
+  /// whose indices are an operand included (gatherChecks). Before prepareIndexing.
+  void recordLeastIndices() { leastIndices_ = true; }
   int lanes() const { return lanes_; }
   /// The scalar of lane `l` of `x` (emitted here for a strided one).
   llvm::Value* lane(const Lanes& x, int l);
@@ -250,6 +263,7 @@ class ElementGenerator {
   llvm::Value* argmax(const Operation& op, const ElementIndex& oi);
   llvm::Value* entryAlloca(llvm::Type* t, const std::string& name);
   void checkGather(const Operation& op, llvm::Value* w);
+  bool keepsLeast(const Operation& gather) const;
   Lanes computeLanes(const Value* v, const LaneIndex& oi);
   // The scalar index arithmetic's safe divisor and dim expressions, for lane mode.
   llvm::Value* nonZeroDivisor(llvm::Value* y);
@@ -271,6 +285,7 @@ class ElementGenerator {
   llvm::Value* checkCell_ = nullptr;
   std::map<const Operation*, std::pair<llvm::Value*, llvm::Value*>> checkSlots_;
   std::vector<const Operation*> gathers_;
+  bool leastIndices_ = false;
   std::vector<std::map<Key, llvm::Value*>> scopes_{1};
   // Lane mode: the memo keyed by (value, each component's base and stride,
   // or its lanes), and the divisions already checked for wrapping.

@@ -27,6 +27,7 @@ struct GenericPlan : KernelForm {
   std::map<const Value*, const Operation*> defOf;
   std::vector<DimExpr> offsets;  // per result: its first unit
   std::vector<bool> tiled;       // per result: its units are kTile x kTile tiles of the last two dims
+  bool leastIndices = false;     // every gather keeps its smallest bad index (planGenericKernel)
 };
 
 // Tiles of the last two dims: a transpose then reads and writes whole cache
@@ -165,6 +166,7 @@ class GenericSchedule : public ElementSource {
   GenericSchedule(const GenericPlan& p, llvm::IRBuilderBase& b, const KernelVariant& v)
       : p_(p), b_(b), ctx_(b.getContext()), index32_(v.index32), width_(v.vectorWidth), gen_(*p.fusion, b, *this) {
     if (width_ > 1) gen_.setLanes(width_);
+    if (p.leastIndices) gen_.recordLeastIndices();
   }
 
   void emit(llvm::BasicBlock* entry, llvm::Value* inputs, llvm::Value* outputs, llvm::Value* sizes,
@@ -413,10 +415,11 @@ bool genericVectorPays(const Operation& fusion, int width) {
 }
 
 std::shared_ptr<const KernelForm> planGenericKernel(const Operation& fusion, bool tiles, bool vectors,
-                                                    std::string* error) {
+                                                    std::string* error, bool leastIndices) {
   auto p = std::make_shared<GenericPlan>();
   *error = plan(fusion, *p, tiles, vectors);
   if (!error->empty()) return nullptr;
+  p->leastIndices = leastIndices;
   return p;
 }
 

@@ -54,9 +54,10 @@ bool genericVectorPays(const Operation& fusion, int width);
 
 /// Plans `fusion` as a generic kernel once for all its versions (`tiles`
 /// and `vectors` as for describeGenericKernel); null with `error` set when
-/// it cannot be lowered.
+/// it cannot be lowered. `leastIndices`: every gather keeps its smallest bad
+/// index in its check cell (ElementGenerator.h, gatherChecks; the GPU).
 std::shared_ptr<const KernelForm> planGenericKernel(const Operation& fusion, bool tiles, bool vectors,
-                                                    std::string* error);
+                                                    std::string* error, bool leastIndices = false);
 
 /// Lowers version `v` of the generic kernel planned as `form` (from
 /// planGenericKernel) to function `name` (KernelFn) in `m`. A vector version

@@ -270,7 +270,10 @@ std::string HostEmitter::emitHost() {
   // Where every value lives, then the outputs and the arena.
   inData_ = inData;
   buffers_ = planBuffers(plan_, gpu_ != nullptr);
-  if (gpu_) loadGpuModule();
+  if (gpu_) {
+    loadGpuModule();
+    planGpuChecks();
+  }
   for (size_t i = 0; i < nOutputs; ++i) {
     if (gpu_) prepareDeviceOutput(outputs, i);
     else prepareHostOutput(outputs, i);
@@ -296,8 +299,9 @@ std::string HostEmitter::emitHost() {
     if (gpu_) checked(deviceCopy_, {ctxArg_, outData_[i], address(r), bytes(r->type)});
     else b_.CreateMemCpy(outData_[i], llvm::MaybeAlign(1), address(r), llvm::MaybeAlign(1), bytes(r->type));
   }
-  // The outputs are complete when the call returns, and the arena is idle.
-  if (gpu_) checked(sync_, {ctxArg_});
+  // The outputs are complete when the call returns, and the arena is idle;
+  // the GPU's index checks are read then.
+  if (gpu_) reportGpuChecks();
   b_.CreateCall(free_, {ctxArg_, b_.CreateLoad(ptrTy(), arenaSlot_)});
   b_.CreateRet(b_.getInt32(0));
 
@@ -415,7 +419,10 @@ void HostEmitter::emitArena() {
     offsets.push_back(total);
     total = b_.CreateAdd(total, size);
   }
-  if (nSlots == 0) return;
+  // The GPU's check words after the slots (planGpuChecks), zeroed below.
+  llvm::Value* checksAt = total;
+  total = b_.CreateAdd(total, b_.getInt64(static_cast<int64_t>(16 * gpuChecks_.size())));
+  if (nSlots == 0 && gpuChecks_.empty()) return;
   llvm::Value* arena = b_.CreateCall(alloc_, {ctxArg_, total}, "arena");
   auto* bad = llvm::BasicBlock::Create(ctx_, "arena.bad", hostFn_);
   auto* good = llvm::BasicBlock::Create(ctx_, "arena.ok", hostFn_);
@@ -425,6 +432,10 @@ void HostEmitter::emitArena() {
   b_.SetInsertPoint(good);
   b_.CreateStore(arena, arenaSlot_);
   for (size_t s = 0; s < nSlots; ++s) slotPtr_.push_back(b_.CreateInBoundsGEP(b_.getInt8Ty(), arena, offsets[s]));
+  if (!gpuChecks_.empty()) {
+    checkWords_ = b_.CreateInBoundsGEP(b_.getInt8Ty(), arena, checksAt, "checks");
+    checked(memsetZero_, {ctxArg_, checkWords_, b_.getInt64(static_cast<int64_t>(16 * gpuChecks_.size()))});
+  }
 }
 
 llvm::Value* HostEmitter::address(const Value* v) {

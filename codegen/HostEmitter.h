@@ -107,6 +107,8 @@ class HostEmitter {
   // gatherChecks); `ins` are the kernel's operands, `count` the indices'.
   void checkGather(const KernelPlan& k, const Operation& op, const std::vector<llvm::Value*>& ins, llvm::Value* cell,
                    size_t g, llvm::Value* D, llvm::Value* count);
+  // The smallest bad index kept in word 1 of check g of `cell`.
+  llvm::Value* leastIndex(llvm::Value* cell, size_t g);
   std::string emitKernel(const Operation& op);
   /// A conv or pool kernel on the CPU: one dscc_conv_f32 / dscc_pool_f32 call (cpu/HostWindow.cpp).
   std::string emitWindowKernel(const Operation& op, const KernelPlan& k);
@@ -157,6 +159,17 @@ class HostEmitter {
                         const std::vector<llvm::Value*>& outs);
   const GpuKernel& gpuKernel(size_t kernel, size_t version, const std::string& copyOf);
   void launchGpu(const GpuKernel& g, const std::vector<llvm::Value*>& ins, const std::vector<llvm::Value*>& outs);
+  // Index checks on the GPU (gpuIndexChecks): the kernels of f_ that report
+  // into the call's check block, in program order, and each its first check.
+  void planGpuChecks();
+  // Before kernel `kIndex` launches: the size its checks compare against.
+  void noteGpuCheckSizes(size_t kIndex);
+  // After the call's last kernel: the check block read back (which waits for
+  // the stream), the first flagged check in program order failing the call.
+  void reportGpuChecks();
+  // The printf format of an index error of `op` (a gather or scatter, "what"):
+  // where it is, then "<what> index %lld is out of range for dim <axis> of size %lld".
+  std::string indexErrorFormat(const Operation& op, const std::string& what, size_t axis);
 
   const ModelPlan& plan_;
   const Function& f_;
@@ -174,8 +187,17 @@ class HostEmitter {
   llvm::FunctionCallee gemmConstB_;
   // GPU models only.
   const GpuArtifact* gpu_ = nullptr;
-  llvm::FunctionCallee moduleGet_, cudaLaunch_, toDevice_, deviceCopy_, sync_;
+  llvm::FunctionCallee moduleGet_, cudaLaunch_, toDevice_, deviceCopy_, sync_, toHost_, memsetZero_;
   llvm::Value* module_ = nullptr;
+  // The GPU's index checks: 2 i64 device words each, after the arena's slots.
+  struct GpuCheck {
+    const Operation* op = nullptr;  // the gather or scatter
+    size_t kernel = 0;
+    llvm::Value* size = nullptr;    // an i64 slot: the dim the index must fall in, stored at the launch
+  };
+  std::vector<GpuCheck> gpuChecks_;
+  std::map<size_t, size_t> checkBase_;  // kernel index -> its first check
+  llvm::Value* checkWords_ = nullptr;
   std::string sourceDir_;
   llvm::StructType* tensorTy_ = nullptr;
   llvm::Function* hostFn_ = nullptr;

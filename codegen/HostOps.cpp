@@ -190,7 +190,7 @@ void HostEmitter::launch(const KernelPlan& k, size_t kIndex, const std::vector<l
   // A CPU kernel holding gathers checks their indices into a cell passed
   // after its operands (ElementGenerator.h, gatherChecks): "none" before
   // the launch, a run-time error after it when a word 0 is set. The GPU's
-  // kernels get no cell and clamp (docs/gpu.md).
+  // kernels report into the call's check block instead (reportGpuChecks).
   std::vector<const Operation*> gathers;
   if (!gpu_ && k.fusion) gathers = gatherChecks(*k.fusion);
   std::vector<llvm::Value*> withCell = ins;
@@ -200,7 +200,7 @@ void HostEmitter::launch(const KernelPlan& k, size_t kIndex, const std::vector<l
     cell = entryAlloca(i64(), 2 * gathers.size(), k.symbol + ".gather.cell");
     for (size_t g = 0; g < gathers.size(); ++g) {
       b_.CreateStore(b_.getInt64(0), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g));
-      b_.CreateStore(b_.getInt64(INT64_MAX), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g + 1));
+      b_.CreateStore(b_.getInt64(0), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g + 1));
       const Value* x = gathers[g]->operands[0];
       gatherDims.push_back(dim(x->type.dims.at(opAxis(*gathers[g], x->type.rank()))));
       gatherCounts.push_back(dim(numel(gathers[g]->operands[1]->type)));
@@ -219,7 +219,10 @@ void HostEmitter::launch(const KernelPlan& k, size_t kIndex, const std::vector<l
   if (!gpu_ && k.tuning) {
     launchTuned(k, kIndex, inArr, outArr, outs, sizes, units, work);
   } else {
-    if (gpu_) prepareGpuLaunch(k, kIndex, ins, outs, holds);
+    if (gpu_) {
+      prepareGpuLaunch(k, kIndex, ins, outs, holds);
+      noteGpuCheckSizes(kIndex);
+    }
     auto* join = llvm::BasicBlock::Create(ctx_, k.symbol + ".done", hostFn_);
     versionCascade(k, k.symbol, k.symbol + ".", holds, join, [&](size_t v) {
       if (gpu_) launchGpuVersion(k, kIndex, v, ins, outs);
@@ -246,11 +249,7 @@ void HostEmitter::checkGather(const KernelPlan& k, const Operation& op, const st
   constexpr int64_t kHostScanIndices = 4096;
   const Value* x = op.operands[0];
   const Value* idx = op.operands[1];
-  std::string where = "@" + f_.name + ": %" + op.result()->name;
-  if (op.loc.valid()) where += " (line " + std::to_string(op.loc.line) + ":" + std::to_string(op.loc.col) + ")";
-  std::string fmt = escape(where + ": gather index ") + "%lld" +
-                    escape(" is out of range for dim " + std::to_string(opAxis(op, x->type.rank())) + " of size ") +
-                    "%lld";
+  std::string fmt = indexErrorFormat(op, "gather", opAxis(op, x->type.rank()));
   llvm::Value* flag = b_.CreateLoad(i64(), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g));
   llvm::Value* flagged = b_.CreateICmpNE(flag, b_.getInt64(0));
   auto* bad = llvm::BasicBlock::Create(ctx_, "gather.bad", hostFn_);
@@ -263,7 +262,7 @@ void HostEmitter::checkGather(const KernelPlan& k, const Operation& op, const st
   if (at == operands.end()) {
     b_.CreateCondBr(flagged, bad, good, llvm::MDBuilder(ctx_).createBranchWeights(1, 1000));
     b_.SetInsertPoint(bad);
-    report(b_.CreateLoad(i64(), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g + 1)));
+    report(leastIndex(cell, g));
     b_.SetInsertPoint(good);
     return;
   }
@@ -292,8 +291,21 @@ void HostEmitter::checkGather(const KernelPlan& k, const Operation& op, const st
   auto* flaggedBad = llvm::BasicBlock::Create(ctx_, "gather.flagged", hostFn_);
   b_.CreateCondBr(flagged, flaggedBad, good);
   b_.SetInsertPoint(flaggedBad);
-  report(b_.CreateLoad(i64(), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g + 1)));
+  report(leastIndex(cell, g));
   b_.SetInsertPoint(good);
+}
+
+std::string HostEmitter::indexErrorFormat(const Operation& op, const std::string& what, size_t axis) {
+  std::string where = "@" + f_.name + ": %" + op.result()->name;
+  if (op.loc.valid()) where += " (line " + std::to_string(op.loc.line) + ":" + std::to_string(op.loc.col) + ")";
+  return escape(where + ": " + what + " index ") + "%lld" +
+         escape(" is out of range for dim " + std::to_string(axis) + " of size ") + "%lld";
+}
+
+// The smallest bad index of check g of `cell` (encodeLeastIndex, ElementGenerator.h).
+llvm::Value* HostEmitter::leastIndex(llvm::Value* cell, size_t g) {
+  llvm::Value* word = b_.CreateLoad(i64(), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * g + 1));
+  return b_.CreateXor(word, b_.getInt64(INT64_MAX));
 }
 
 void HostEmitter::versionCascade(const KernelPlan& p, const std::string& symbol, const std::string& prefix,

@@ -44,6 +44,15 @@ enum class GpuSchedule {
 };
 
 /// Threads per block of every GPU launch.
+/// An index check cell's word 1 (ElementGenerator.h, gatherChecks) for index
+/// `w`: larger for smaller w (signed), and 0 for INT64_MAX, so an unsigned
+/// max of encodings keeps the smallest index and a zeroed cell means none.
+/// decodeLeastIndex inverts it.
+constexpr uint64_t encodeLeastIndex(int64_t w) { return static_cast<uint64_t>(w) ^ uint64_t(INT64_MAX); }
+constexpr int64_t decodeLeastIndex(uint64_t word) { return static_cast<int64_t>(word ^ uint64_t(INT64_MAX)); }
+static_assert(encodeLeastIndex(INT64_MAX) == 0 && encodeLeastIndex(-1) > encodeLeastIndex(7) &&
+              encodeLeastIndex(INT64_MIN) == UINT64_MAX && decodeLeastIndex(encodeLeastIndex(-5)) == -5);
+
 constexpr int kGpuBlockSize = 256;
 
 /// Threads that cooperate on one unit under `s`: 1, the warp's 32, or the block.

@@ -445,7 +445,9 @@ std::string planModel(const Function& f, ShapeSolver& solver, const PlanOptions&
       int width = opts.loopVectorWidth > 0 ? opts.loopVectorWidth : opts.vectorWidth;
       bool vectors = !opts.gpu && (opts.genericVector == PlanOptions::GenericVector::On ||
                                    (opts.genericVector == PlanOptions::GenericVector::Auto && genericVectorPays(*op, width)));
-      k.form = planGenericKernel(*op, /*tiles=*/!opts.gpu, vectors, &why);
+      // The GPU's host reads the check cells after the call, when an index
+      // operand's buffer may hold another value: each gather keeps its smallest.
+      k.form = planGenericKernel(*op, /*tiles=*/!opts.gpu, vectors, &why, /*leastIndices=*/opts.gpu);
     } else if (isWindowKernel(*op)) {
       k.window = std::make_shared<WindowPlan>();
       why = planWindowKernel(*op, opts.gpu, *k.window);

@@ -16,10 +16,11 @@ config.substitutions.append(("%workloads", os.path.join(config.dscc_src_root, "b
 # %preload_cuda_record CMD runs CMD with the CUDA stand-in preloaded. A sanitizer
 # build preloads ASan's runtime before it, and checks no leaks there: the
 # preload reaches the system linker and compiler dscc runs, which leak.
+# %preload_cuda_flagged: the stand-in whose kernels all flagged index 7 (test/shim).
 asan = getattr(config, "asan_runtime", "")
-config.substitutions.append(("%preload_cuda_record",
-                             "env LD_PRELOAD=" + asan + ":" + config.cuda_record + " ASAN_OPTIONS=detect_leaks=0"
-                             if asan else "env LD_PRELOAD=" + config.cuda_record))
+for name, lib in (("%preload_cuda_record", config.cuda_record), ("%preload_cuda_flagged", config.cuda_flagged)):
+    config.substitutions.append((name, "env LD_PRELOAD=" + asan + ":" + lib + " ASAN_OPTIONS=detect_leaks=0"
+                                 if asan else "env LD_PRELOAD=" + lib))
 
 # The shared yardstick sits beside the project in the development and CI
 # checkouts, never on a user's machine.

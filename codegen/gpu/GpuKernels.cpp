@@ -50,6 +50,12 @@ DimExpr splitChunks(const KernelPlan& k, const KernelVariant& v) {
 }
 }  // namespace
 
+std::vector<const Operation*> gpuIndexChecks(const KernelPlan& k) {
+  if (k.scatter) return {k.scatter->op};
+  if (k.kind == KernelKind::Generic && k.fusion) return gatherChecks(*k.fusion);
+  return {};
+}
+
 DimExpr splitWorkspaceElements(const KernelPlan& k, const KernelVariant& v) {
   return k.iface.units * splitChunks(k, v) * DimExpr(k.iface.guards.reductions);
 }
@@ -258,15 +264,15 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
     }
     if (k.scatter || k.scan || k.window) {
       // A scatter, cumsum or window op: its launches in order (GpuScatter.h, GpuWindow.h), each a grid-stride
-      // entry over its thread units, taking the fusion's operands, then the result and the workspace (when it
-      // has one).
+      // entry over its thread units, taking the fusion's operands, then the result, the workspace (when it
+      // has one) and the check words (a scatter).
       DataKernel dk;
       std::string base = cIdentifier(k.symbol);
       std::string e = k.window    ? lowerGpuWindow(*k.window, cm, base + "_body", dk)
                       : k.scatter ? lowerGpuScatter(*k.scatter, cm, base + "_body", dk)
                                   : lowerGpuScan(*k.scan, cm, base + "_body", dk);
       if (!e.empty()) return "kernel " + k.symbol + ": " + e;
-      size_t nIn = k.fusion->operands.size(), nOut = dk.hasWorkspace ? 2 : 1;
+      size_t nIn = k.fusion->operands.size(), nOut = (dk.hasWorkspace ? 2 : 1) + (dk.checks > 0 ? 1 : 0);
       // Version 0: the launches; version 1: a cumsum's chunked form (the host picks, gpuScanTakesChunks).
       std::vector<std::pair<size_t, const DataLaunch*>> all;
       for (const DataLaunch& l : dk.launches) all.push_back({0, &l});
@@ -283,6 +289,7 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
         g.phase = static_cast<int>(l);
         g.symbols = dk.symbols;
         g.threadUnits = launch.units;
+        g.checks = gpuIndexChecks(k).size();  // dk.checks, as lowerGpuScatter planned them
         gridStrideEntry(m, g.entry, nIn + nOut, g.symbols.size(),
                         [&](llvm::IRBuilder<>& b, llvm::Function* fn, llvm::Value* u) {
                           auto [ins, outs, sizes] = entryArgs(fn, nIn, nOut, g.symbols.size());
@@ -361,14 +368,18 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
       size_t nIn = k.iface.inputs.size(), nOut = k.iface.outputs.size();
       llvm::Function* bodyFn = lk.fn;
       int w = g.unitWidth;
-      // A generic kernel's gathers would report into a cell after the
-      // inputs (ElementGenerator.h, gatherChecks): none on the GPU, where
-      // they clamp; the null folds the checks away once the body is inlined.
-      bool nullCell = k.kind == KernelKind::Generic && !gatherChecks(*k.fusion).empty();
-      gridStrideEntry(m, g.entry, nIn + nOut, g.symbols.size(),
+      // A generic kernel's gathers report into their check words
+      // (ElementGenerator.h, gatherChecks), a pointer the entry takes after
+      // its outputs and the body after its inputs.
+      g.checks = gpuIndexChecks(k).size();
+      bool cell = g.checks > 0;
+      gridStrideEntry(m, g.entry, nIn + nOut + cell, g.symbols.size(),
                       [&](llvm::IRBuilder<>& b, llvm::Function* fn, llvm::Value* u) {
-                        auto [ins, outs, sizes] = entryArgs(fn, nIn, nOut, g.symbols.size());
-                        if (nullCell) ins.push_back(llvm::ConstantPointerNull::get(b.getPtrTy()));
+                        auto [ins, outs, sizes] = entryArgs(fn, nIn, nOut + cell, g.symbols.size());
+                        if (cell) {
+                          ins.push_back(outs.back());
+                          outs.pop_back();
+                        }
                         llvm::Value* begin = w > 1 ? b.CreateMul(u, b.getInt64(w)) : u;
                         llvm::Value* end = b.CreateAdd(begin, b.getInt64(w));
                         if (lanes > 1) {

@@ -27,6 +27,7 @@
 // one entry `KERNEL_window`, a thread per output element (GpuWindow.h).
 //
 // Entry parameters, in order: one pointer per kernel input, one per output,
+// the check words' pointer where the entry checks indices (GpuKernel::checks),
 // one i64 per symbol of KernelInterface::symbols, then the i64 count of thread
 // units. Math functions resolve to libdevice (`__nv_expf`, ...), linked from
 // the CUDA toolkit.
@@ -66,7 +67,17 @@ struct GpuKernel {
   /// entries: their order among the kernel's launches (`version` 1: a
   /// cumsum's chunked form). -1 otherwise.
   int phase = -1;
+  /// Index checks the entry reports (a generic kernel's gathers, a scatter's
+  /// indices): when > 0 it takes, after its outputs (and workspace), the
+  /// address of its 2 i64 words per check in the call's check block
+  /// (HostEmitter's; ElementGenerator.h, gatherChecks).
+  size_t checks = 0;
 };
+
+/// The ops whose indices kernel `k`'s GPU entries check, in the order of their
+/// check words (GpuKernel::checks): a generic kernel's gathers
+/// (ElementGenerator.h, gatherChecks), a scatter kernel's scatter.
+std::vector<const Operation*> gpuIndexChecks(const KernelPlan& k);
 
 /// The 8-byte slots of a Split version's workspace: one partial per row,
 /// chunk and reduction of kernel `k`.

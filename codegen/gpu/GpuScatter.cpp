@@ -10,6 +10,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include "codegen/ElementGenerator.h"
 #include "codegen/ElementOps.h"
 #include "codegen/KernelLowering.h"
 
@@ -22,14 +23,21 @@ llvm::Value* elementPtr(llvm::IRBuilder<>& b, DType dt, llvm::Value* base, llvm:
 }
 
 // Index m of `indices` as i64, wrapped once into [0, rows) when negative; `valid` is false outside [-rows, rows).
+// With `checks` (the scatter's check words), an index outside is reported there (emitBadIndex), where `reports`
+// holds (null: always).
 llvm::Value* rowOf(llvm::IRBuilder<>& b, DType indexDType, llvm::Value* indices, llvm::Value* m, llvm::Value* rows,
-                   llvm::Value*& valid) {
+                   llvm::Value*& valid, llvm::Value* checks = nullptr, llvm::Value* reports = nullptr) {
   llvm::Type* it = indexDType == DType::I32 ? b.getInt32Ty() : b.getInt64Ty();
   llvm::Value* v = b.CreateSExt(b.CreateAlignedLoad(it, b.CreateInBoundsGEP(it, indices, m),
                                                     llvm::Align(it->getPrimitiveSizeInBits() / 8)),
                                 b.getInt64Ty());
   llvm::Value* w = b.CreateSelect(b.CreateICmpSLT(v, b.getInt64(0)), b.CreateAdd(v, rows), v);
   valid = b.CreateICmpULT(w, rows);  // a negative w is a huge unsigned value
+  if (checks) {
+    llvm::Value* bad = b.CreateNot(valid);
+    if (reports) bad = b.CreateAnd(bad, reports);
+    when(b, bad, "bad.index", [&] { emitBadIndex(b, checks, v, true); });
+  }
   return w;
 }
 
@@ -111,7 +119,10 @@ std::string lowerGpuScatter(const ScatterPlan& p, CodeModule& m, const std::stri
   out.workspace = gpuScatterWorkspace(p);
   out.hasWorkspace = gpuScatterNeedsWorkspace(p);
   const bool none = out.hasWorkspace;
-  const size_t nIn = std::max({p.data, p.indices, p.updates}) + 1, nOut = none ? 2 : 1;
+  // The check words follow the result (and workspace): every launch takes them, the one that reads each index
+  // once reports there (mark without reduction, else write's first column).
+  out.checks = 1;
+  const size_t nIn = std::max({p.data, p.indices, p.updates}) + 1, nOut = none ? 3 : 2;
   const DType dt = p.dtype;
   // copy: result = data element by element (nothing where they are one buffer); the winners' slots start at -1.
   std::string e = unitLoop(m, name + ".copy", nIn, nOut, out.symbols, {&p.rows}, [&](Unit& c) {
@@ -135,7 +146,7 @@ std::string lowerGpuScatter(const ScatterPlan& p, CodeModule& m, const std::stri
     e = unitLoop(m, name + ".mark", nIn, nOut, out.symbols, {&p.rows}, [&](Unit& c) {
       llvm::IRBuilder<>& b = c.b;
       llvm::Value* valid = nullptr;
-      llvm::Value* row = rowOf(b, p.indexDType, c.ins[p.indices], c.u, c.dims.emit(p.rows), valid);
+      llvm::Value* row = rowOf(b, p.indexDType, c.ins[p.indices], c.u, c.dims.emit(p.rows), valid, c.outs[2]);
       when(b, valid, "mark", [&] {
         b.CreateAtomicRMW(llvm::AtomicRMWInst::Max, b.CreateInBoundsGEP(b.getInt64Ty(), c.outs[1], row), c.u,
                           llvm::Align(8), llvm::AtomicOrdering::Monotonic);
@@ -151,7 +162,14 @@ std::string lowerGpuScatter(const ScatterPlan& p, CodeModule& m, const std::stri
     llvm::Value* mi = b.CreateUDiv(c.u, inner);  // inner > 0 wherever there is a unit
     llvm::Value* j = b.CreateSub(c.u, b.CreateMul(mi, inner));
     llvm::Value* valid = nullptr;
-    llvm::Value* row = rowOf(b, p.indexDType, c.ins[p.indices], mi, c.dims.emit(p.rows), valid);
+    llvm::Value* row = nullptr;
+    if (none) {
+      row = rowOf(b, p.indexDType, c.ins[p.indices], mi, c.dims.emit(p.rows), valid);
+    } else {
+      // The first column's thread reports its update's index (once per update, as the CPU checks each).
+      row = rowOf(b, p.indexDType, c.ins[p.indices], mi, c.dims.emit(p.rows), valid, c.outs[1],
+                  b.CreateICmpEQ(j, b.getInt64(0)));
+    }
     if (none) {
       when(b, valid, "valid", [&] {
         llvm::Value* winner = b.CreateAlignedLoad(b.getInt64Ty(), b.CreateInBoundsGEP(b.getInt64Ty(), c.outs[1], row),

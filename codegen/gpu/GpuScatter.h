@@ -9,7 +9,9 @@
 //   write  a thread per update element: reduction none stores it when its update is its row's winner (one
 //          writer per element: deterministic); add/mul/max/min combine atomically (atomicrmw add/fadd/max/min
 //          where the dtype has one, a compare-and-swap loop on the element's bits otherwise).
-// An index outside [-rows, rows) writes nothing (the CPU reports it; the GPU does not, docs/gpu.md).
+// An index outside [-rows, rows) writes nothing; it is reported in the scatter's check words, an output after the
+// result and workspace (2 i64: a flag and the smallest bad index, ElementGenerator.h's encoding), by `mark`
+// (reduction none) or by the first column's thread of `write`; the host reads them after the call (docs/gpu.md).
 //
 // cumsum, x viewed [outer, len, inner], in one of two forms (the host picks by size, gpuScanTakesChunks):
 //   columns  one launch, a thread per (outer, inner) column walking the axis with the interpreter's running sum
@@ -46,6 +48,8 @@ struct DataKernel {
   std::vector<DataLaunch> longLaunches;
   int64_t chunk = 0;
   bool hasWorkspace = false;       ///< outputs are {result, workspace} (a scatter without reduction, a cumsum)
+  /// Index checks (a scatter: 1): the launches take their check words (2 i64 each) as the last output.
+  size_t checks = 0;
   DimExpr workspace = DimExpr(0);  ///< i64 slots of the workspace (a scatter: rows; a cumsum: columns x chunks)
 };
 

@@ -1,6 +1,7 @@
 // The GPU's parts of a model's host function: the CUDA runtime, the module, device outputs, device copies of host values, kernel launches.
 #include "codegen/HostEmitter.h"
 #include "codegen/gpu/GpuScatter.h"
+#include "ir/IndexMap.h"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
@@ -26,6 +27,8 @@ void HostEmitter::declareGpuRuntime() {
   toDevice_ = declare("dscc_cuda_copy_to_device", i32(), {p, p, p, i64()});
   deviceCopy_ = declare("dscc_cuda_copy_device", i32(), {p, p, p, i64()});
   sync_ = declare("dscc_cuda_synchronize", i32(), {p});
+  toHost_ = declare("dscc_cuda_copy_to_host", i32(), {p, p, p, i64()});
+  memsetZero_ = declare("dscc_cuda_memset_zero", i32(), {p, p, i64()});
 }
 
 // The module: the cubin for the target when ptxas made one, PTX as the
@@ -150,6 +153,7 @@ std::string HostEmitter::launchGpuData(const Operation& op, size_t kIndex) {
       if (g.kernel == kIndex && g.version == v) launchGpu(g, ins, outs);
   };
   if (!k.scan) {
+    noteGpuCheckSizes(kIndex);
     launchVersion(0);
     return "";
   }
@@ -187,6 +191,8 @@ void HostEmitter::launchGpu(const GpuKernel& g, const std::vector<llvm::Value*>&
   };
   for (llvm::Value* p : ins) param(p, ptrTy());
   for (llvm::Value* p : outs) param(p, ptrTy());
+  if (g.checks > 0)
+    param(b_.CreateConstInBoundsGEP1_64(i64(), checkWords_, 2 * checkBase_.at(g.kernel)), ptrTy());
   for (const std::string& sym : g.symbols) param(dim(DimExpr::symbol(sym)), i64());
   llvm::Value* units = dim(g.threadUnits);
   param(units, i64());
@@ -195,6 +201,63 @@ void HostEmitter::launchGpu(const GpuKernel& g, const std::vector<llvm::Value*>&
   llvm::Value* grid = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, blocks, b_.getInt64(1 << 20));
   checked(cudaLaunch_, {ctxArg_, module_, str(g.entry), grid, b_.getInt32(block), b_.getInt32(0),
                         ptrArray(params, g.entry + ".params")});
+}
+
+// Index checks. The CPU fails a call at the kernel that reads a bad gather or
+// scatter index (HostEmitter::checkGather, dscc_scatter); a GPU kernel runs
+// on while the host goes ahead, so its kernels report into a block of check
+// words instead (2 i64 per check: a flag and the smallest bad index,
+// ElementGenerator.h's encoding), zeroed once per call after the arena's
+// slots, and read back once, after the last kernel, in place of the final
+// synchronisation. The first flagged check in program order fails the call
+// with the CPU's message, naming the smallest bad index (the indices' buffer
+// may hold another value by then, so the host cannot look for the first).
+void HostEmitter::planGpuChecks() {
+  walkOps(f_.ops, [&](Operation& op) {
+    const KernelPlan* k = kernelOf(plan_, &op);
+    if (!k) return;
+    size_t ki = static_cast<size_t>(k - plan_.kernels.data());
+    if (checkBase_.count(ki)) return;
+    std::vector<const Operation*> checked = gpuIndexChecks(*k);
+    if (checked.empty()) return;
+    checkBase_[ki] = gpuChecks_.size();
+    for (const Operation* c : checked) {
+      llvm::Value* size = entryAlloca(i64(), 1, "check.size");
+      b_.CreateStore(b_.getInt64(0), size);
+      gpuChecks_.push_back({c, ki, size});
+    }
+  });
+}
+
+void HostEmitter::noteGpuCheckSizes(size_t kIndex) {
+  auto base = checkBase_.find(kIndex);
+  if (base == checkBase_.end()) return;
+  for (size_t c = base->second; c < gpuChecks_.size() && gpuChecks_[c].kernel == kIndex; ++c) {
+    const Operation& op = *gpuChecks_[c].op;
+    const KernelPlan& k = plan_.kernels[kIndex];
+    DimExpr size = k.scatter ? k.scatter->rows : op.operands[0]->type.dims.at(opAxis(op, op.operands[0]->type.rank()));
+    b_.CreateStore(dim(size), gpuChecks_[c].size);
+  }
+}
+
+void HostEmitter::reportGpuChecks() {
+  if (gpuChecks_.empty()) {
+    checked(sync_, {ctxArg_});
+    return;
+  }
+  size_t n = gpuChecks_.size();
+  llvm::Value* cell = entryAlloca(i64(), 2 * n, "checks.host");
+  checked(toHost_, {ctxArg_, cell, checkWords_, b_.getInt64(static_cast<int64_t>(16 * n))});
+  for (size_t c = 0; c < n; ++c) {
+    const GpuCheck& gc = gpuChecks_[c];
+    const Operation& op = *gc.op;
+    bool scatter = plan_.kernels[gc.kernel].scatter != nullptr;
+    size_t axis = scatter ? 0 : opAxis(op, op.operands[0]->type.rank());
+    llvm::Value* flag = b_.CreateLoad(i64(), b_.CreateConstInBoundsGEP1_64(i64(), cell, 2 * c));
+    require(b_.CreateICmpEQ(flag, b_.getInt64(0)), kInvalidArgument,
+            indexErrorFormat(op, scatter ? "scatter" : "gather", axis),
+            {leastIndex(cell, c), b_.CreateLoad(i64(), gc.size)});
+  }
 }
 
 }  // namespace dscc::codegen

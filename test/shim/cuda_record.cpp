@@ -8,6 +8,13 @@
 // `dscc-cuda-record: gemm KIND M=.. N=.. K=.. batch=..`, so a test can check
 // which versions the host picks at which sizes (test/gpu/host-dispatch.test).
 // Test-only: nothing else links it.
+//
+// Built with DSCC_RECORD_FLAGGED_CHECKS (libdscc-cuda-record-flagged.so) it
+// stands in for a device whose kernels all found a bad index: the only block
+// the host code zeroes with dscc_cuda_memset_zero is its check words (pairs
+// of a flag and an encoded smallest index, codegen/Kernel.h), which this
+// fills as {1, index 7} each, so the host's read-back reports index 7.
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -76,6 +83,14 @@ dscc_status dscc_cuda_copy_device(dscc_context*, void* dst, const void* src, siz
 }
 dscc_status dscc_cuda_memset_zero(dscc_context*, void* dst, size_t bytes) {
   if (bytes) std::memset(dst, 0, bytes);
+#ifdef DSCC_RECORD_FLAGGED_CHECKS
+  auto* words = static_cast<uint64_t*>(dst);
+  for (size_t w = 0; w + 1 < bytes / 8; w += 2) {
+    words[w] = 1;
+    words[w + 1] = uint64_t(7) ^ uint64_t(INT64_MAX);  // encodeLeastIndex(7)
+  }
+  std::fprintf(stderr, "dscc-cuda-record: %zu check words flagged\n", bytes / 8);
+#endif
   return DSCC_OK;
 }
 dscc_status dscc_cuda_synchronize(dscc_context*) { return DSCC_OK; }

@@ -15,10 +15,12 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <random>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "codegen/Jit.h"
 #include "codegen/GenericKernel.h"
@@ -585,3 +587,72 @@ func @main(%x: f32[N, D], %y: f32[D]) -> f32[N, D] {
 }
 
 }  // namespace
+
+// A generic kernel's gather check cell (ElementGenerator.h, gatherChecks): the host zeroes it; a bad index sets
+// the flag, and word 1 keeps the smallest bad index where the indices are computed in the kernel or the kernel
+// was planned for the GPU (leastIndices: its host reads the cell after the call, when the indices' buffer may
+// hold another value); the CPU's plan keeps only the flag for operand indices (its host finds the first).
+TEST(CodegenTest, GatherKeepsLeastIndexForGpu) {
+  const std::string text = R"(
+func @main(%w: f32[V, 3], %ids: i64[N]) -> f32[N, 3] {
+  %e = gather %w, %ids {axis = 0}
+  %t = tanh %e
+  return %t
+})";
+  auto p = parse(text, defaultPipeline());
+  ASSERT_TRUE(p) << "cannot plan";
+  const Operation* kernel = nullptr;
+  for (const auto& op : p->fn->ops)
+    if (op->kind == OpKind::Fusion) kernel = op.get();
+  ASSERT_TRUE(kernel && kernelKindOf(*kernel) == KernelKind::Generic);
+  const int64_t V = 5, N = 7;
+  std::mt19937_64 rng(11);
+  Tensor w = randomTensor(DType::F32, {V, 3}, Data::Mixed, rng);
+  for (bool gpu : {false, true})
+    for (const std::vector<int64_t>& ids : std::vector<std::vector<int64_t>>{
+             {0, 4, -5, -1, 2, 3, 1}, {2, 9, -8, 6, 0, -6, 5}, {1, 1, 1, 1, 1, 1, 9223372036854775807}}) {
+      SCOPED_TRACE(std::string(gpu ? "GPU plan" : "CPU plan") + ", ids[1] = " + std::to_string(ids[1]));
+      std::string e;
+      std::shared_ptr<const KernelForm> form = planGenericKernel(*kernel, /*tiles=*/!gpu, false, &e, gpu);
+      ASSERT_TRUE(form) << e;
+      CodeModule cm("cells");
+      LoweredKernel lk = lowerGenericKernel(*form, cm, "k");
+      ASSERT_TRUE(lk.ok()) << lk.error;
+      auto jit = Jit::create(&e);
+      ASSERT_TRUE(jit && jit->addModule(std::move(cm), &e)) << e;
+      auto fn = reinterpret_cast<KernelFn>(jit->lookup("k", &e));
+      ASSERT_TRUE(fn) << e;
+      std::optional<int64_t> bad;  // INT64_MAX itself is a bad index (its encoding is 0)
+      for (int64_t v : ids)
+        if (v < -V || v >= V) bad = std::min(bad.value_or(v), v);
+      for (int threads : {1, 4}) {
+        std::vector<float> out(N * 3);
+        uint64_t cell[3] = {0, 0, 0x5A5A};
+        void* in[] = {w.bytes.data(), const_cast<int64_t*>(ids.data()), cell};
+        void* outs[] = {out.data()};
+        std::vector<int64_t> sizes;
+        DimBindings env;
+        for (const std::string& s : form->iface.symbols) {
+          sizes.push_back(s == "V" ? V : N);
+          env[s] = sizes.back();
+        }
+        // Units are rows on the CPU (tiles) and flat elements on the GPU.
+        const int64_t units = form->iface.units.evaluate(env).value_or(0);
+        ASSERT_GT(units, 0);
+        std::vector<std::thread> ts;
+        for (int t = 0; t < threads; ++t)
+          ts.emplace_back([&, t] { fn(in, outs, sizes.data(), t * units / threads, (t + 1) * units / threads); });
+        for (auto& th : ts) th.join();
+        EXPECT_EQ(cell[2], 0x5A5Au) << "write past the cell";
+        EXPECT_EQ(cell[0], bad ? 1u : 0u);
+        if (!bad || !gpu) EXPECT_EQ(cell[1], 0u) << "word 1 kept without an index to keep";
+        else EXPECT_EQ(decodeLeastIndex(cell[1]), *bad) << "not the smallest bad index";
+        // Good indices read their rows; a bad one reads row 0 (the address stays in the buffer).
+        for (int64_t n = 0; n < N; ++n) {
+          int64_t row = ids[n] < -V || ids[n] >= V ? 0 : (ids[n] + V) % V;
+          for (int64_t c = 0; c < 3; ++c)
+            EXPECT_NEAR(out[n * 3 + c], std::tanh(w.getF(row * 3 + c)), 1e-6) << "element " << n << "," << c;
+        }
+      }
+    }
+}
