@@ -5,6 +5,7 @@
 #include <set>
 
 #include "codegen/gpu/GpuKernels.h"
+#include "codegen/gpu/GpuRecurrent.h"
 #include "codegen/gpu/GpuScatter.h"
 #include "codegen/KernelCommon.h"
 #include "codegen/LibraryPlan.h"
@@ -114,6 +115,12 @@ BufferPlan planBuffers(const ModelPlan& plan, bool gpu) {
       bp.tempSlot[{&op, "ws"}] = slot;
       bp.slotTemps[slot].push_back(Type{DType::I64, {k->scatter ? gpuScatterWorkspace(*k->scatter)
                                                                  : gpuScanWorkspace(*k->scan, kGpuScanChunk)}});
+    }
+    // A GPU rnn: its states between steps and the input projection, in f64 (codegen/gpu/GpuRecurrent.h).
+    if (gpu && k && k->rnn) {
+      size_t slot = acquire(slotFreeAt, i, i);
+      bp.tempSlot[{&op, "ws"}] = slot;
+      bp.slotTemps[slot].push_back(Type{DType::F64, {gpuRnnWorkspace(*k->rnn)}});
     }
     // Split and tile-split versions (GPU) and row-split versions (CPU): the workspace of
     // partial reductions, one per op.

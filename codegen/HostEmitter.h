@@ -117,8 +117,8 @@ class HostEmitter {
   /// A scatter or cumsum kernel: one dscc_scatter / dscc_cumsum call (cpu/HostScatter.cpp).
   std::string emitScatterKernel(const Operation& op, const KernelPlan& k);
   std::string emitScanKernel(const Operation& op, const KernelPlan& k);
-  /// GPU: a scatter, cumsum, conv, conv_transpose or pool kernel as its launches in order (gpu/HostGpu.cpp,
-  /// gpu/GpuScatter.h, gpu/GpuWindow.h).
+  /// GPU: a scatter, cumsum, conv, conv_transpose, pool or rnn kernel as its launches in order (gpu/HostGpu.cpp,
+  /// gpu/GpuScatter.h, gpu/GpuWindow.h; an rnn's per-step launches in a loop over time steps, gpu/GpuRecurrent.h).
   std::string launchGpuData(const Operation& op, size_t kIndex);
   // The dscc_kernel_info constant of one launch of `k` (runtime/dscc_generated.h):
   // `function` (its version `version`) or a library call ("sgemm", "copy").
@@ -158,7 +158,9 @@ class HostEmitter {
   void launchGpuVersion(const KernelPlan& k, size_t kIndex, size_t v, const std::vector<llvm::Value*>& ins,
                         const std::vector<llvm::Value*>& outs);
   const GpuKernel& gpuKernel(size_t kernel, size_t version, const std::string& copyOf);
-  void launchGpu(const GpuKernel& g, const std::vector<llvm::Value*>& ins, const std::vector<llvm::Value*>& outs);
+  // `step`: the step index an entry with GpuKernel::takesStep takes after its symbols.
+  void launchGpu(const GpuKernel& g, const std::vector<llvm::Value*>& ins, const std::vector<llvm::Value*>& outs,
+                 llvm::Value* step = nullptr);
   // Index checks on the GPU (gpuIndexChecks): the kernels of f_ that report
   // into the call's check block, in program order, and each its first check.
   void planGpuChecks();

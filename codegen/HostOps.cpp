@@ -364,7 +364,7 @@ std::string HostEmitter::emitKernel(const Operation& op) {
   size_t kIndex = k - plan_.kernels.data();
   std::vector<llvm::Value*> outs;
   for (const auto& r : op.results) outs.push_back(address(r.get()));
-  if (gpu_ && (k->scatter || k->scan || k->window)) return launchGpuData(op, kIndex);
+  if (gpu_ && (k->scatter || k->scan || k->window || k->rnn)) return launchGpuData(op, kIndex);
   if (k->window) return emitWindowKernel(op, *k);
   if (k->rnn) return emitRnnKernel(op, *k);
   if (k->scatter) return emitScatterKernel(op, *k);

@@ -1,4 +1,4 @@
-// Library kernels of one rnn: the operands and sizes of its runtime call (RecurrentPlan.h).
+// Library kernels of one rnn: the operands and sizes of its runtime call or GPU kernels (RecurrentPlan.h).
 #include "codegen/RecurrentPlan.h"
 
 #include <algorithm>
@@ -15,11 +15,13 @@ std::string planRnnKernel(const Operation& fusion, bool gpu, RnnPlan& out) {
   for (const auto& b : fusion.body)
     if (b->kind == OpKind::Rnn) op = b.get();
   if (!op) return "codegen: the library kernel holds no rnn";
-  if (gpu) return "rnn on the GPU target is not supported yet";
   if (fusion.body.size() != 1 || fusion.yields.size() != 1 || fusion.yields[0] != op->result())
     return "codegen: an rnn kernel holds the rnn alone (no fused prologue or epilogue)";
   const DType dt = op->operands[0]->type.dtype;
-  if (dt != DType::F32) return "codegen: rnn of " + std::string(dtypeName(dt)) + " is not supported yet (f32 only)";
+  // The GPU's kernels widen every float to f64 (GpuRecurrent.h); the CPU's runtime call is f32.
+  if (gpu && !isFloat(dt))
+    return "codegen: rnn of " + std::string(dtypeName(dt)) + " has no GPU kernel (f32, f64, f16 and bf16 do)";
+  if (!gpu && dt != DType::F32) return "codegen: rnn of " + std::string(dtypeName(dt)) + " is not supported yet (f32 only)";
   std::vector<size_t> idx;
   for (const Value* v : op->operands) {
     auto it = std::find(fusion.operands.begin(), fusion.operands.end(), v);
@@ -29,6 +31,8 @@ std::string planRnnKernel(const Operation& fusion, bool gpu, RnnPlan& out) {
   Location where;
   if (std::string e = readRnnAttrs(*op, out.attrs, where); !e.empty()) return e;
   out.op = op;
+  out.dtype = dt;
+  out.gpu = gpu;
   out.x = idx[0];
   out.w = idx[1];
   out.r = idx[2];

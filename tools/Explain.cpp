@@ -91,12 +91,22 @@ KernelExplain explainOne(const codegen::KernelPlan& k, size_t index, const DimBi
     return e;
   }
   if (k.rnn) {
-    // An rnn: one runtime call (a loop over time steps with sgemm), no generated kernel.
+    // An rnn: on the CPU one runtime call (a loop over time steps with sgemm), on the GPU kernels of ours launched
+    // per time step (codegen/gpu/GpuRecurrent.h).
     const codegen::RnnPlan& r = *k.rnn;
-    e.blas = std::string("dscc_rnn_f32: ") + rnnCellName(r.attrs.cell) + " " + rnnDirectionName(r.attrs.direction) +
-             " seq " + value(r.seq, env) + " batch " + value(r.batch, env) + " input " + value(r.input, env) +
-             " hidden " + std::to_string(r.attrs.hidden) + " output " + rnnOutputName(r.attrs.output);
-    out << "    runtime " << e.blas << "\n";
+    std::string what = std::string(rnnCellName(r.attrs.cell)) + " " + rnnDirectionName(r.attrs.direction) + " seq " +
+                       value(r.seq, env) + " batch " + value(r.batch, env) + " input " + value(r.input, env) +
+                       " hidden " + std::to_string(r.attrs.hidden) + " output " + rnnOutputName(r.attrs.output);
+    if (r.gpu) {
+      bool gates = r.attrs.cell == RnnCell::Gru && !r.attrs.linearBeforeReset;
+      e.blas = "gpu rnn (init, proj, then " + std::string(gates ? "gates, step" : "step") + " per time step" +
+               (r.attrs.output == RnnOutput::Y ? "" : ", final") + "; a thread per direction, batch row and hidden unit, f64): " +
+               std::string(dtypeName(r.dtype)) + " " + what;
+      out << "    kernels " << e.blas << "\n";
+    } else {
+      e.blas = "dscc_rnn_f32: " + what;
+      out << "    runtime " << e.blas << "\n";
+    }
     e.text = out.str();
     return e;
   }

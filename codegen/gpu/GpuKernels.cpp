@@ -30,6 +30,7 @@
 #include "codegen/KernelCommon.h"
 #include "codegen/LibraryPlan.h"
 #include "codegen/ReductionLowering.h"
+#include "codegen/gpu/GpuRecurrent.h"
 #include "codegen/gpu/GpuScatter.h"
 #include "codegen/gpu/GpuWindow.h"
 
@@ -262,13 +263,14 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
         kernels.push_back(g);
       }
     }
-    if (k.scatter || k.scan || k.window) {
-      // A scatter, cumsum or window op: its launches in order (GpuScatter.h, GpuWindow.h), each a grid-stride
-      // entry over its thread units, taking the fusion's operands, then the result, the workspace (when it
-      // has one) and the check words (a scatter).
+    if (k.scatter || k.scan || k.window || k.rnn) {
+      // A scatter, cumsum, window or rnn op: its launches in order (GpuScatter.h, GpuWindow.h, GpuRecurrent.h),
+      // each a grid-stride entry over its thread units, taking the fusion's operands, then the result, the
+      // workspace (when it has one) and the check words (a scatter), and an rnn's the step index after the symbols.
       DataKernel dk;
       std::string base = cIdentifier(k.symbol);
       std::string e = k.window    ? lowerGpuWindow(*k.window, cm, base + "_body", dk)
+                      : k.rnn     ? lowerGpuRnn(*k.rnn, cm, base + "_body", dk)
                       : k.scatter ? lowerGpuScatter(*k.scatter, cm, base + "_body", dk)
                                   : lowerGpuScan(*k.scan, cm, base + "_body", dk);
       if (!e.empty()) return "kernel " + k.symbol + ": " + e;
@@ -290,9 +292,12 @@ std::string emitGpuKernels(const ModelPlan& plan, const GpuOptions& opts, std::s
         g.symbols = dk.symbols;
         g.threadUnits = launch.units;
         g.checks = gpuIndexChecks(k).size();  // dk.checks, as lowerGpuScatter planned them
-        gridStrideEntry(m, g.entry, nIn + nOut, g.symbols.size(),
+        g.when = launch.when;
+        g.takesStep = dk.takesStep;
+        const size_t nSizes = g.symbols.size() + (dk.takesStep ? 1 : 0);
+        gridStrideEntry(m, g.entry, nIn + nOut, nSizes,
                         [&](llvm::IRBuilder<>& b, llvm::Function* fn, llvm::Value* u) {
-                          auto [ins, outs, sizes] = entryArgs(fn, nIn, nOut, g.symbols.size());
+                          auto [ins, outs, sizes] = entryArgs(fn, nIn, nOut, nSizes);
                           b.CreateCall(bodyFn, {stackArray(b, fn, b.getPtrTy(), ins), stackArray(b, fn, b.getPtrTy(), outs),
                                                 stackArray(b, fn, b.getInt64Ty(), sizes), u, b.CreateAdd(u, b.getInt64(1))});
                         });

@@ -24,11 +24,15 @@
 // `KERNEL_copy`, `_mark`, `_write` / `_scan` (or the chunked `_sums`,
 // `_offsets`, `_chunks`), each taking the fusion's operands, the result and
 // a workspace. So are conv, conv_transpose and pool (oneDNN calls on the CPU):
-// one entry `KERNEL_window`, a thread per output element (GpuWindow.h).
+// one entry `KERNEL_window`, a thread per output element (GpuWindow.h); and
+// rnn (a runtime call on the CPU): `KERNEL_init`, `_proj`, then `_gates` and
+// `_step` once per time step, `_final` (GpuRecurrent.h), the host looping over
+// the steps.
 //
 // Entry parameters, in order: one pointer per kernel input, one per output,
 // the check words' pointer where the entry checks indices (GpuKernel::checks),
-// one i64 per symbol of KernelInterface::symbols, then the i64 count of thread
+// one i64 per symbol of KernelInterface::symbols, the step index (recurrent
+// entries: GpuKernel::takesStep), then the i64 count of thread
 // units. Math functions resolve to libdevice (`__nv_expf`, ...), linked from
 // the CUDA toolkit.
 #pragma once
@@ -37,6 +41,7 @@
 #include <vector>
 
 #include "codegen/ModelPlan.h"
+#include "codegen/gpu/GpuScatter.h"
 
 namespace dscc::codegen {
 
@@ -72,6 +77,11 @@ struct GpuKernel {
   /// address of its 2 i64 words per check in the call's check block
   /// (HostEmitter's; ElementGenerator.h, gatherChecks).
   size_t checks = 0;
+  /// Recurrent kernels: where the host launches the entry (before its loop
+  /// over time steps, once per step, after it), and whether the entry takes
+  /// the step index as an i64 after the symbols (GpuRecurrent.h).
+  DataLaunchWhen when = DataLaunchWhen::Once;
+  bool takesStep = false;
 };
 
 /// The ops whose indices kernel `k`'s GPU entries check, in the order of their

@@ -31,11 +31,16 @@
 
 namespace dscc::codegen {
 
-/// One launch of a scatter, cumsum or window kernel (GpuWindow.h): its body and its count of thread units.
+/// When a launch of a recurrent kernel (GpuRecurrent.h) runs: before the host's loop over time steps, once per
+/// step, or after the loop. Every other data kernel's launches run once, in order (Once).
+enum class DataLaunchWhen { Once, EachStep, AfterSteps };
+
+/// One launch of a scatter, cumsum, window or recurrent kernel: its body and its count of thread units.
 struct DataLaunch {
   std::string name;  ///< the body function (KernelFn convention; [begin, end) are thread units)
-  std::string step;  ///< "copy", "mark", "write", "scan" (and the chunked form's), or "window"
+  std::string step;  ///< "copy", "mark", "write", "scan" (and the chunked form's), "window", or an rnn's
   DimExpr units;     ///< thread units of the launch
+  DataLaunchWhen when = DataLaunchWhen::Once;
 };
 
 /// The launches of one scatter, cumsum or window kernel, run in order on one stream. Every body reads inputs = the
@@ -51,6 +56,9 @@ struct DataKernel {
   /// Index checks (a scatter: 1): the launches take their check words (2 i64 each) as the last output.
   size_t checks = 0;
   DimExpr workspace = DimExpr(0);  ///< i64 slots of the workspace (a scatter: rows; a cumsum: columns x chunks)
+  /// Every launch takes the time step as one more size after the symbols' values (an rnn: the step of an
+  /// EachStep launch, 0 before the loop, the sequence length after it).
+  bool takesStep = false;
 };
 
 /// Steps of the axis per thread in a cumsum's chunked form, as compiled.

@@ -69,6 +69,23 @@ void when(llvm::IRBuilder<>& b, llvm::Value* cond, const char* name, const std::
   b.SetInsertPoint(join);
 }
 
+void forRange(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi, const char* name,
+              const std::function<void(llvm::Value*)>& body) {
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::Function* fn = pre->getParent();
+  auto* loop = llvm::BasicBlock::Create(b.getContext(), name, fn);
+  auto* done = llvm::BasicBlock::Create(b.getContext(), std::string(name) + ".end", fn);
+  b.CreateCondBr(b.CreateICmpSLT(lo, hi), loop, done);
+  b.SetInsertPoint(loop);
+  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, name);
+  i->addIncoming(lo, pre);
+  body(i);
+  llvm::Value* next = b.CreateAdd(i, b.getInt64(1));
+  i->addIncoming(next, b.GetInsertBlock());
+  b.CreateCondBr(b.CreateICmpSLT(next, hi), loop, done);
+  b.SetInsertPoint(done);
+}
+
 // `d` (f64) rounded to f16 or bf16 once, as Tensor::setF does: first to f32 rounding to odd (truncate, then set
 // the last bit when inexact), which keeps enough bits (24 >= 11 + 2) for the final round to nearest even to be
 // the direct one; f32 rounding to nearest first could land on a tie and round twice.

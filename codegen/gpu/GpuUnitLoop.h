@@ -41,6 +41,11 @@ std::vector<std::string> symbolsOf(const std::vector<const DimExpr*>& ds);
 /// Runs `then` (which leaves the builder in a block falling through) only when `cond` holds.
 void when(llvm::IRBuilder<>& b, llvm::Value* cond, const char* name, const std::function<void()>& then);
 
+/// A loop over i in [lo, hi) (signed i64; no trip when lo >= hi); `body(i)` leaves the builder in a block that
+/// falls through.
+void forRange(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi, const char* name,
+              const std::function<void(llvm::Value*)>& body);
+
 /// `d` (f64) rounded to f16 or bf16 once, as Tensor::setF does (through f32 rounded to odd), in storage form.
 llvm::Value* halfFromDouble(llvm::IRBuilder<>& b, DType dt, llvm::Value* d);
 

@@ -22,24 +22,6 @@ DimExpr gpuWindowUnits(const WindowPlan& p) {
 
 namespace {
 
-// A loop over i in [lo, hi) (signed; none when lo >= hi); `body` leaves the builder in a block that falls through.
-void forRange(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi, const char* name,
-              const std::function<void(llvm::Value*)>& body) {
-  llvm::BasicBlock* pre = b.GetInsertBlock();
-  llvm::Function* fn = pre->getParent();
-  auto* loop = llvm::BasicBlock::Create(b.getContext(), name, fn);
-  auto* done = llvm::BasicBlock::Create(b.getContext(), std::string(name) + ".end", fn);
-  b.CreateCondBr(b.CreateICmpSLT(lo, hi), loop, done);
-  b.SetInsertPoint(loop);
-  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, name);
-  i->addIncoming(lo, pre);
-  body(i);
-  llvm::Value* next = b.CreateAdd(i, b.getInt64(1));
-  i->addIncoming(next, b.GetInsertBlock());
-  b.CreateCondBr(b.CreateICmpSLT(next, hi), loop, done);
-  b.SetInsertPoint(done);
-}
-
 // The channels-first dim each memory position holds: [N, C, S...] as is, or channels-last [N, S..., C].
 std::vector<size_t> memoryOrder(size_t rank, bool channelsLast) {
   std::vector<size_t> order(rank);

@@ -133,10 +133,11 @@ void HostEmitter::launchGpuVersion(const KernelPlan& k, size_t kIndex, size_t v,
     if (g.kernel == kIndex && g.version == v && g.copyOf.empty()) launchGpu(g, ins, withWs);
 }
 
-// A scatter or cumsum (codegen/gpu/GpuScatter.h) or a conv, conv_transpose or pool (codegen/gpu/GpuWindow.h): its
-// launches in order on the stream, each reading the fusion's operands and writing the result and the op's workspace
-// (a scatter without reduction, a cumsum). A cumsum takes its chunked form (version 1) when its columns are few and
-// longer than a chunk.
+// A scatter or cumsum (codegen/gpu/GpuScatter.h), a conv, conv_transpose or pool (codegen/gpu/GpuWindow.h) or an
+// rnn (codegen/gpu/GpuRecurrent.h): its launches in order on the stream, each reading the fusion's operands and
+// writing the result and the op's workspace (a scatter without reduction, a cumsum, an rnn). A cumsum takes its
+// chunked form (version 1) when its columns are few and longer than a chunk; an rnn's per-step launches run in a
+// loop over the sequence's steps.
 std::string HostEmitter::launchGpuData(const Operation& op, size_t kIndex) {
   const KernelPlan& k = plan_.kernels[kIndex];
   std::vector<llvm::Value*> ins, outs{address(op.result(0))};
@@ -152,6 +153,29 @@ std::string HostEmitter::launchGpuData(const Operation& op, size_t kIndex) {
     for (const GpuKernel& g : gpu_->kernels)
       if (g.kernel == kIndex && g.version == v) launchGpu(g, ins, outs);
   };
+  if (k.rnn) {
+    // Before the loop (step index 0), each step s in [0, S) in order, after it (step index S).
+    auto launchWhen = [&](DataLaunchWhen when, llvm::Value* step) {
+      for (const GpuKernel& g : gpu_->kernels)
+        if (g.kernel == kIndex && g.when == when) launchGpu(g, ins, outs, step);
+    };
+    llvm::Value* steps = dim(k.rnn->seq);
+    launchWhen(DataLaunchWhen::Once, b_.getInt64(0));
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* loop = llvm::BasicBlock::Create(ctx_, k.symbol + ".step", hostFn_);
+    auto* done = llvm::BasicBlock::Create(ctx_, k.symbol + ".steps.done", hostFn_);
+    b_.CreateCondBr(b_.CreateICmpSGT(steps, b_.getInt64(0)), loop, done);
+    b_.SetInsertPoint(loop);
+    llvm::PHINode* s = b_.CreatePHI(i64(), 2, "step");
+    s->addIncoming(b_.getInt64(0), pre);
+    launchWhen(DataLaunchWhen::EachStep, s);
+    llvm::Value* next = b_.CreateAdd(s, b_.getInt64(1));
+    s->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateCondBr(b_.CreateICmpSLT(next, steps), loop, done);
+    b_.SetInsertPoint(done);
+    launchWhen(DataLaunchWhen::AfterSteps, steps);
+    return "";
+  }
   if (!k.scan) {
     noteGpuCheckSizes(kIndex);
     launchVersion(0);
@@ -182,7 +206,8 @@ const GpuKernel& HostEmitter::gpuKernel(size_t kernel, size_t version, const std
 
 // One launch: pointers, then the kernel's symbols, then its thread units;
 // a 1-D grid of 256-thread blocks, capped (the kernels loop grid-stride).
-void HostEmitter::launchGpu(const GpuKernel& g, const std::vector<llvm::Value*>& ins, const std::vector<llvm::Value*>& outs) {
+void HostEmitter::launchGpu(const GpuKernel& g, const std::vector<llvm::Value*>& ins, const std::vector<llvm::Value*>& outs,
+                            llvm::Value* step) {
   std::vector<llvm::Value*> params;
   auto param = [&](llvm::Value* v, llvm::Type* t) {
     llvm::Value* slot = entryAlloca(t, 1, "arg");
@@ -194,6 +219,7 @@ void HostEmitter::launchGpu(const GpuKernel& g, const std::vector<llvm::Value*>&
   if (g.checks > 0)
     param(b_.CreateConstInBoundsGEP1_64(i64(), checkWords_, 2 * checkBase_.at(g.kernel)), ptrTy());
   for (const std::string& sym : g.symbols) param(dim(DimExpr::symbol(sym)), i64());
+  if (g.takesStep) param(step ? step : b_.getInt64(0), i64());
   llvm::Value* units = dim(g.threadUnits);
   param(units, i64());
   const int64_t block = kGpuBlockSize;
