@@ -55,6 +55,14 @@ dscc_status dscc_cuda_launch(dscc_context*, dscc_cuda_module* m, const char* nam
   if (!m || !name || grid < 0 || block < 1 || block > 1024) return DSCC_INVALID_ARGUMENT;
   if (grid == 0) return DSCC_OK;  // as the runtime: nothing launched
   if (!params) return DSCC_INVALID_ARGUMENT;
+  // DSCC_RECORD_PARAM=K also prints entry parameter K as an i64 (an rnn entry's step index, test/gpu/recurrent.test);
+  // the test sets it only for programs whose every entry has more than K parameters.
+  if (const char* k = std::getenv("DSCC_RECORD_PARAM")) {
+    int64_t v = *static_cast<const int64_t*>(params[std::atoi(k)]);
+    std::fprintf(stderr, "dscc-cuda-record: launch %s grid=%lld block=%d param%s=%lld\n", name, (long long)grid, block,
+                 k, (long long)v);
+    return DSCC_OK;
+  }
   std::fprintf(stderr, "dscc-cuda-record: launch %s grid=%lld block=%d\n", name, (long long)grid, block);
   return DSCC_OK;
 }
