@@ -2,6 +2,9 @@
 // (direction, batch row, hidden unit), in f64 in the interpreter's order; see GpuRecurrent.h.
 #include "codegen/gpu/GpuRecurrent.h"
 
+#include <algorithm>
+#include <functional>
+
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
