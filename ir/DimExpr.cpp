@@ -113,6 +113,8 @@ class DimExprBuilder {
   static std::string render(const DimExpr& e, bool key);
   // Exact quotient of a by b when cheap normalisation can show it; nullopt otherwise.
   static std::optional<DimExpr> exactQuotient(const DimExpr& a, const DimExpr& b);
+  // floordiv / ceildiv (k) of a by a positive constant b in a simpler form, when an identity gives one.
+  static std::optional<DimExpr> byPositiveConstant(DimAtomKind k, const DimExpr& a, const DimExpr& b);
 };
 
 namespace {
@@ -247,6 +249,7 @@ DimExpr DimExpr::floorDiv(const DimExpr& a, const DimExpr& b) {
     return floorDivI(a.constValue(), b.constValue());
   if (!(b.isConst() && b.constValue() == 0))
     if (auto q = DimExprBuilder::exactQuotient(a, b)) return *q;
+  if (auto r = DimExprBuilder::byPositiveConstant(DimAtomKind::FloorDiv, a, b)) return *r;
   return DimExprBuilder::fromAtom(DimExprBuilder::makeAtom(DimAtomKind::FloorDiv, "", {a, b}));
 }
 
@@ -255,7 +258,41 @@ DimExpr DimExpr::ceilDiv(const DimExpr& a, const DimExpr& b) {
     return ceilDivI(a.constValue(), b.constValue());
   if (!(b.isConst() && b.constValue() == 0))
     if (auto q = DimExprBuilder::exactQuotient(a, b)) return *q;
+  if (auto r = DimExprBuilder::byPositiveConstant(DimAtomKind::CeilDiv, a, b)) return *r;
   return DimExprBuilder::fromAtom(DimExprBuilder::makeAtom(DimAtomKind::CeilDiv, "", {a, b}));
+}
+
+// Two identities of rounding division by positive integer constants, exact for every integer numerator, so
+// the normal form (and with it the fast path of the solver) sees that a network's chain of stride-2 layers,
+// floordiv(floordiv(floordiv(H-1, 2), 2), 2), is floordiv(H-1, 8) without asking Z3:
+//   floor(floor(x / c) / d) = floor(x / (c*d))   (and the same for ceil), and
+//   floor((q*d + r) / d) = q + floor(r / d)      for integer-valued q (every dim expression is one).
+std::optional<DimExpr> DimExprBuilder::byPositiveConstant(DimAtomKind k, const DimExpr& a, const DimExpr& b) {
+  if (!b.isConst() || b.constValue() <= 0) return std::nullopt;
+  const int64_t d = b.constValue();
+  if (a.terms_.size() == 1 && a.terms_[0].coeff == 1 && a.terms_[0].atoms.size() == 1) {
+    const DimAtom& inner = *a.terms_[0].atoms[0];
+    int64_t cd = 0;
+    if (inner.kind == k && inner.args[1].isConst() && inner.args[1].constValue() > 0 &&
+        !__builtin_mul_overflow(inner.args[1].constValue(), d, &cd))
+      return k == DimAtomKind::FloorDiv ? DimExpr::floorDiv(inner.args[0], DimExpr(cd))
+                                        : DimExpr::ceilDiv(inner.args[0], DimExpr(cd));
+  }
+  if (d == 1) return a;
+  std::vector<DimTerm> whole, rest;
+  for (const DimTerm& t : a.terms_) {
+    if (t.coeff % d == 0) {
+      DimTerm w = t;
+      w.coeff = t.coeff / d;
+      whole.push_back(std::move(w));
+    } else {
+      rest.push_back(t);
+    }
+  }
+  if (whole.empty() || rest.empty()) return std::nullopt;
+  DimExpr r = fromTerms(std::move(rest));
+  return fromTerms(std::move(whole)) +
+         (k == DimAtomKind::FloorDiv ? DimExpr::floorDiv(r, b) : DimExpr::ceilDiv(r, b));
 }
 
 DimExpr DimExpr::mod(const DimExpr& a, const DimExpr& b) {

@@ -168,9 +168,9 @@ bool inferFunction(Function& f, PassContext& ctx) {
     const SolverStats& st = solver.stats();
     char buf[256];
     std::snprintf(buf, sizeof buf,
-                  "// shape solver stats of @%s: %d queries, %d fast, %d cached, %d z3 checks (%d unknown), "
+                  "// shape solver stats of @%s: %d queries, %d fast, %d cached, %d z3 checks (%d unknown, %d out of time), "
                   "%.3f ms in z3, %.3f ms z3 start-up\n",
-                  f.name.c_str(), st.queries, st.fastAnswers, st.cacheHits, st.z3Checks, st.z3Unknown, st.z3Ms,
+                  f.name.c_str(), st.queries, st.fastAnswers, st.cacheHits, st.z3Checks, st.z3Unknown, st.z3Interrupted, st.z3Ms,
                   st.startupMs);
     ctx.os << buf;
   }

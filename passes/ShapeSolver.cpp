@@ -1,12 +1,17 @@
 // Z3-backed answers about dims, behind a union-find and normal-form fast path.
 #include "passes/ShapeSolver.h"
 
+#include <pthread.h>
+#include <time.h>
 #include <z3++.h>
 
 #include <algorithm>
 #include <climits>
+#include <condition_variable>
+#include <mutex>
 #include <numeric>
 #include <set>
+#include <thread>
 
 namespace dscc {
 
@@ -31,9 +36,86 @@ int64_t floorDivI(int64_t a, int64_t b) {
 }
 }  // namespace
 
+/// Bounds each Z3 check by the CPU time of the thread that runs it, not by the wall clock: on a loaded machine a
+/// check gets less of a core per second but the same seconds of one, so the answers (and with them the checks a
+/// program keeps, and the compiled code) do not depend on what else the machine runs. Z3's own `timeout` is a
+/// wall clock, and its resource limit (`rlimit`) does not count the nonlinear arithmetic that sizes need, so
+/// neither gives that. One thread per solver watches the clock of the checking thread and interrupts the check
+/// (`Z3_solver_interrupt`, which, unlike the context's interrupt, leaves later checks alone) when it passes.
+class CpuBudget {
+ public:
+  CpuBudget(z3::context& ctx, z3::solver& solver, unsigned ms)
+      : ctx_(ctx), solver_(solver), budgetNs_(int64_t(ms) * 1000000) {
+    watcher_ = std::thread([this] { watch(); });
+  }
+  ~CpuBudget() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    watcher_.join();
+  }
+  CpuBudget(const CpuBudget&) = delete;
+  CpuBudget& operator=(const CpuBudget&) = delete;
+
+  /// solver.check(assumptions), interrupted (z3::unknown) once it has used the budget's CPU time;
+  /// `*interrupted` says whether it was.
+  z3::check_result check(const z3::expr_vector& assumptions, bool* interrupted) {
+    clockid_t clock;
+    const bool timed = pthread_getcpuclockid(pthread_self(), &clock) == 0;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      armed_ = timed;
+      fired_ = false;
+      clock_ = clock;
+      deadlineNs_ = timed ? cpuNs(clock) + budgetNs_ : 0;
+    }
+    cv_.notify_all();
+    z3::check_result r = solver_.check(assumptions);
+    std::lock_guard<std::mutex> l(mu_);
+    armed_ = false;
+    *interrupted = fired_;
+    return r;
+  }
+
+ private:
+  static int64_t cpuNs(clockid_t c) {
+    timespec ts{};
+    clock_gettime(c, &ts);
+    return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  }
+  void watch() {
+    std::unique_lock<std::mutex> l(mu_);
+    while (!stop_) {
+      if (!armed_) {
+        cv_.wait(l, [&] { return stop_ || armed_; });
+        continue;
+      }
+      // Every 2 ms of a check; a check that ends is seen at the next tick.
+      cv_.wait_for(l, std::chrono::milliseconds(2));
+      if (armed_ && !fired_ && cpuNs(clock_) >= deadlineNs_) {
+        Z3_solver_interrupt(ctx_, solver_);
+        fired_ = true;
+      }
+    }
+  }
+
+  z3::context& ctx_;
+  z3::solver& solver_;
+  const int64_t budgetNs_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool armed_ = false, fired_ = false, stop_ = false;
+  clockid_t clock_{};
+  int64_t deadlineNs_ = 0;
+  std::thread watcher_;
+};
+
 struct ShapeSolver::Z3State {
   z3::context ctx;
   z3::solver solver{ctx};
+  std::unique_ptr<CpuBudget> budget;  // made once the solver's parameters are set
   std::map<std::string, z3::expr> syms;  // by symbol name
   std::vector<z3::expr> trackers;         // one per fact, for unsat cores
 
@@ -103,9 +185,11 @@ struct ShapeSolver::Z3State {
 ShapeSolver::ShapeSolver(unsigned timeoutMs) {
   auto t0 = std::chrono::steady_clock::now();
   z3_ = std::make_unique<Z3State>();
+  // The CPU-time budget decides; Z3's wall clock only backstops a check whose thread gets no CPU for minutes.
   z3::params p(z3_->ctx);
-  p.set("timeout", timeoutMs);
+  p.set("timeout", std::max(60000u, timeoutMs * 40));
   z3_->solver.set(p);
+  z3_->budget = std::make_unique<CpuBudget>(z3_->ctx, z3_->solver, timeoutMs);
   stats_.startupMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -302,7 +386,9 @@ Answer ShapeSolver::decide(const Rel& r) {
     auto t0 = std::chrono::steady_clock::now();
     z.solver.push();
     z.solver.add(e);
-    z3::check_result res = z.solver.check(assumptions);
+    bool interrupted = false;
+    z3::check_result res = z.budget->check(assumptions, &interrupted);
+    if (interrupted) ++stats_.z3Interrupted;
     std::string ex;
     if (res == z3::sat) ex = z.example(z.solver.get_model(), names);
     z.solver.pop();
@@ -376,7 +462,9 @@ Answer ShapeSolver::holdsAtNonZeroSizes(const CheckRelation& r) {
     z.solver.add(rel);
     if (nonZero)
       for (const auto& n : names) z.solver.add(z.sym(n) >= 1);
-    z3::check_result res = z.solver.check(assumptions);
+    bool interrupted = false;
+    z3::check_result res = z.budget->check(assumptions, &interrupted);
+    if (interrupted) ++stats_.z3Interrupted;
     std::string ex = res == z3::sat ? z.example(z.solver.get_model(), names) : "";
     z.solver.pop();
     ++stats_.z3Checks;
@@ -395,7 +483,9 @@ Answer ShapeSolver::satisfiable(std::vector<size_t>* conflict) {
   z3::expr_vector assumptions(z.ctx);
   for (const auto& t : z.trackers) assumptions.push_back(t);
   auto t0 = std::chrono::steady_clock::now();
-  z3::check_result res = z.solver.check(assumptions);
+  bool interrupted = false;
+  z3::check_result res = z.budget->check(assumptions, &interrupted);
+  if (interrupted) ++stats_.z3Interrupted;
   ++stats_.z3Checks;
   stats_.z3Ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (res == z3::sat) {

@@ -32,6 +32,7 @@ struct SolverStats {
   int cacheHits = 0;     // answered from the cache
   int z3Checks = 0;      // calls to Z3's check()
   int z3Unknown = 0;     // of which Z3 could not decide (incl. time-outs)
+  int z3Interrupted = 0; // of which stopped by the CPU-time budget
   double z3Ms = 0;       // time inside Z3
   double startupMs = 0;  // creating the Z3 context and solver
 };
@@ -44,7 +45,8 @@ struct Interval {
 /// Facts and queries about the dims of one function.
 class ShapeSolver {
  public:
-  /// `timeoutMs` bounds every Z3 check.
+  /// `timeoutMs` bounds every Z3 check: milliseconds of CPU time of the thread that runs it (so the answers
+  /// do not depend on the machine's load), with a wall clock of 40 times that, at least a minute, as a backstop.
   explicit ShapeSolver(unsigned timeoutMs = 250);
   ~ShapeSolver();
   ShapeSolver(const ShapeSolver&) = delete;

@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   app.add_flag("--fusion-remarks", opts.fusionRemarks, "fuse: record in each kernel why producers were not fused");
   app.add_flag("--print-kernel-count", kernelCount, "after the passes, print the kernels of each function");
   app.add_flag("--stats", opts.stats, "print pass counters (solver queries, cache hits, Z3 time)");
-  app.add_option("--solver-timeout-ms", opts.solverTimeoutMs, "time limit of each Z3 check (default 250)");
+  app.add_option("--solver-timeout-ms", opts.solverTimeoutMs, "CPU time limit of each Z3 check in ms (default 250)");
   tools::addVersionFlag(app, "dscc-opt");
   std::vector<std::string> args = tools::reversedArgs(argc, argv);
   if (int rc = tools::parseCommandLine(app, "dscc-opt", args); rc >= 0) return rc;

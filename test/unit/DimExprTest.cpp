@@ -1,6 +1,11 @@
 // Unit tests of dim-expression normal forms, printing and evaluation.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "ir/DimExpr.h"
 #include "ir/Parser.h"
 
@@ -59,6 +64,40 @@ TEST(DimExpr, FloorCeilModBcast) {
   EXPECT_EQ(DimExpr::bcast(S("S"), DimExpr(1)), S("S"));
   EXPECT_EQ(DimExpr::bcast(S("S"), S("S")), S("S"));
   EXPECT_EQ(DimExpr::bcast(S("S"), S("T")).str(), "bcast(S, T)");
+}
+
+// Rounding division by positive constants: nested divisions merge and whole multiples come out, so a chain
+// of stride-2 layers prints (and is compared) as one division. Checked against integer arithmetic of its own at
+// every x in [-50, 50] (negative numerators too: the identities hold for every integer).
+TEST(DimExpr, RoundingDivisionByConstants) {
+  EXPECT_EQ(P("floordiv(floordiv(floordiv(H-1, 2), 2), 2)").str(), "floordiv(H-1, 8)");
+  EXPECT_EQ(P("ceildiv(ceildiv(L, 3), 2)").str(), "ceildiv(L, 6)");
+  EXPECT_EQ(P("floordiv(L-6, 2)+1").str(), "floordiv(L, 2)-2");
+  EXPECT_EQ(P("floordiv(H-2, 2)+1"), P("floordiv(H, 2)"));
+  EXPECT_EQ(P("ceildiv(4*S+3, 4)").str(), "S+1");
+  EXPECT_EQ(P("floordiv(4*S+3, 4)").str(), "S");
+  // Mixed kinds, symbolic divisors and non-constant ones stay as they are.
+  EXPECT_EQ(P("ceildiv(floordiv(H, 2), 2)").str(), "ceildiv(floordiv(H, 2), 2)");
+  EXPECT_EQ(P("floordiv(floordiv(H, S), 2)").str(), "floordiv(floordiv(H, S), 2)");
+  EXPECT_EQ(P("floordiv(2*S+H, S)").str(), "floordiv(H+2*S, S)");
+  auto floorQ = [](int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); };
+  auto ceilQ = [&](int64_t a, int64_t b) { return -floorQ(-a, b); };
+  const std::vector<std::pair<std::string, std::function<int64_t(int64_t)>>> cases = {
+      {"floordiv(floordiv(floordiv(x-1, 2), 2), 2)", [&](int64_t x) { return floorQ(floorQ(floorQ(x - 1, 2), 2), 2); }},
+      {"ceildiv(ceildiv(x+5, 3), 4)", [&](int64_t x) { return ceilQ(ceilQ(x + 5, 3), 4); }},
+      {"floordiv(6*x-7, 3)", [&](int64_t x) { return floorQ(6 * x - 7, 3); }},
+      {"ceildiv(6*x-7, 3)", [&](int64_t x) { return ceilQ(6 * x - 7, 3); }},
+      {"floordiv(floordiv(5*x+1, 5), 7)", [&](int64_t x) { return floorQ(floorQ(5 * x + 1, 5), 7); }},
+  };
+  for (const auto& [text, want] : cases) {
+    DimExpr e = P(text);
+    for (int64_t x = -50; x <= 50; ++x) {
+      std::string err;
+      auto v = e.evaluate({{"x", x}}, &err);
+      ASSERT_TRUE(v) << text << ": " << err;
+      EXPECT_EQ(*v, want(x)) << text << " as " << e.str() << " at x = " << x;
+    }
+  }
 }
 
 TEST(DimExpr, Evaluate) {

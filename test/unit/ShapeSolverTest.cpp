@@ -1,7 +1,14 @@
 // Unit tests of the shape solver: fast paths, Z3 answers, counterexamples, time-outs.
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
+#include <atomic>
 #include <chrono>
+#include <thread>
+#include <vector>
 
 #include "ir/Parser.h"
 #include "passes/ShapeSolver.h"
@@ -153,4 +160,43 @@ TEST(ShapeSolver, TimeoutGivesUnknown) {
   EXPECT_EQ(a.tri, Tri::Unknown);
   EXPECT_LT(ms, 5000);
   EXPECT_GE(s.stats().z3Unknown, 1);
+  EXPECT_GE(s.stats().z3Interrupted, 1);
+  // An interrupted check leaves the solver working (a context-wide interrupt would cancel every later one).
+  Answer b = s.lessEqual(P("P"), P("P*Q"));
+  EXPECT_EQ(b.tri, Tri::Proved);
+}
+
+// The budget is CPU time of the checking thread, not the wall clock: with three threads spinning on the same
+// core the check gets a quarter of it, and still runs its whole budget before it is stopped. A wall-clock limit
+// (Z3's `timeout`, as before) stops it after a quarter of the CPU time, so the answers depended on the load.
+TEST(ShapeSolver, BudgetIsCpuTimeOfTheCheck) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> spinners;
+  for (int i = 0; i < 3; ++i)
+    spinners.emplace_back([&] {
+      pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
+  ShapeSolver s(/*timeoutMs=*/150);
+  s.addFact(range("P", 2, 3037000499));
+  s.addFact(range("Q", 2, 3037000499));
+  auto cpuMs = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+  };
+  const double c0 = cpuMs();
+  Answer a = s.equal(P("P*Q"), P("4611685975477714963"));
+  const double used = cpuMs() - c0;
+  stop = true;
+  for (auto& t : spinners) t.join();
+  EXPECT_EQ(a.tri, Tri::Unknown);
+  EXPECT_GE(s.stats().z3Interrupted, 1);
+  // At least the budget of one check (two checks may run, each bounded); a wall clock gives about a quarter.
+  EXPECT_GE(used, 140) << "CPU ms used by the check under a 4-way shared core";
 }
