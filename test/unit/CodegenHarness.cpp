@@ -17,7 +17,8 @@ namespace dscc::codegentest {
 
 using namespace dscc::codegen;
 
-std::unique_ptr<Program> parse(const std::string& text, const std::vector<const PassInfo*>& passes) {
+std::unique_ptr<Program> parse(const std::string& text, const std::vector<const PassInfo*>& passes,
+                               KernelTarget target) {
   auto p = std::make_unique<Program>();
   p->diags.setCapture(true);
   int id = p->sm.addBuffer("test.dsc", text);
@@ -29,6 +30,7 @@ std::unique_ptr<Program> parse(const std::string& text, const std::vector<const 
   p->fn = p->mod->entry();
   std::ostringstream out;
   PipelineOptions opts;
+  opts.target = target;
   if (!passes.empty() && !runPasses(*p->mod, passes, p->diags, opts, out)) {
     ADD_FAILURE() << "pipeline failed:\n" << p->errors();
     return nullptr;

@@ -37,7 +37,8 @@ struct Program {
 };
 
 /// `text` parsed and run through `passes` (none: as written); null after a reported failure.
-std::unique_ptr<Program> parse(const std::string& text, const std::vector<const PassInfo*>& passes);
+std::unique_ptr<Program> parse(const std::string& text, const std::vector<const PassInfo*>& passes,
+                               KernelTarget target = KernelTarget::Cpu);
 
 /// The contents of the file `path`.
 std::string readFile(const std::string& path);

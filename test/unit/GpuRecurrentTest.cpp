@@ -26,38 +26,20 @@
 #include "ir/Parser.h"
 #include "passes/DefaultPipeline.h"
 #include "passes/Pipeline.h"
+#include "test/unit/CodegenHarness.h"
 
 using namespace dscc;
 using namespace dscc::codegen;
+using namespace dscc::codegentest;
 
 namespace {
 
-struct Program {
-  SourceMgr sm;
-  std::ostringstream diagText;
-  DiagEngine diags{sm, diagText};
-  std::unique_ptr<Module> mod;
-  Function* fn = nullptr;
-  Operation* kernel = nullptr;  // the rnn's fusion
-};
-
-// `text` through the default pipeline as `dscc compile --target=cuda:...` plans it; `kernel` is its `which`-th rnn
-// kernel (null when it has fewer).
-std::unique_ptr<Program> fusedProgram(const std::string& text, size_t which) {
-  auto p = std::make_unique<Program>();
-  p->diags.setCapture(true);
-  int id = p->sm.addBuffer("test.dsc", text);
-  p->mod = parseModule(p->sm, id, p->diags);
-  if (!p->mod) return nullptr;
-  p->fn = p->mod->entry();
-  std::ostringstream out;
-  PipelineOptions opts;
-  opts.target = KernelTarget::Gpu;
-  if (!runPasses(*p->mod, defaultPipeline(), p->diags, opts, out)) return nullptr;
+// The `which`-th rnn kernel of p's entry, as `dscc compile --target=cuda:...` plans it (null when it has fewer).
+Operation* rnnKernel(Program& p, size_t which) {
   size_t seen = 0;
-  for (auto& op : p->fn->ops)
-    if (op->kind == OpKind::Fusion && isRnnKernel(*op) && seen++ == which) p->kernel = op.get();
-  return p;
+  for (auto& op : p.fn->ops)
+    if (op->kind == OpKind::Fusion && isRnnKernel(*op) && seen++ == which) return op.get();
+  return nullptr;
 }
 
 // Random non-zero values in +-[0.05, 1].
@@ -90,10 +72,10 @@ struct Lowered {
   DataKernel dk;
 };
 
-Lowered lower(const Program& p) {
+Lowered lower(const Operation& kernel) {
   Lowered l;
   CodeModule cm("emu");
-  std::string e = planRnnKernel(*p.kernel, true, l.plan);
+  std::string e = planRnnKernel(kernel, true, l.plan);
   if (e.empty()) e = lowerGpuRnn(l.plan, cm, "rnn", l.dk);
   EXPECT_EQ(e, "");
   if (!e.empty()) return l;
@@ -152,18 +134,16 @@ int checkProgram(const std::string& text, const std::vector<DimBindings>& sizeLi
   int ran = 0;
   std::mt19937_64 rng(seed);
   for (size_t k = 0;; ++k) {
-    auto p = fusedProgram(text, k);
-    EXPECT_TRUE(p) << "cannot plan:\n" << text;
-    if (!p || !p->kernel) break;
-    SCOPED_TRACE("kernel %" + p->kernel->result()->name);
-    Lowered l = lower(*p);
+    auto p = parse(text, defaultPipeline(), KernelTarget::Gpu);
+    Operation* kernel = p ? rnnKernel(*p, k) : nullptr;
+    if (!kernel) break;
+    SCOPED_TRACE("kernel %" + kernel->result()->name);
+    Lowered l = lower(*kernel);
     if (!l.jit) return ran;
     Function& f = *p->fn;
-    std::vector<Value*> rets(p->kernel->operands.begin(), p->kernel->operands.end());
-    rets.push_back(p->kernel->result());
-    f.returns = rets;
-    f.resultTypes.clear();
-    for (Value* v : rets) f.resultTypes.push_back(v->type);
+    std::vector<Value*> rets(kernel->operands.begin(), kernel->operands.end());
+    rets.push_back(kernel->result());
+    returnValues(f, rets);
     for (const DimBindings& size : sizeList) {
       std::ostringstream st;
       for (const auto& [name, v] : size) st << name << "=" << v << " ";
