@@ -43,7 +43,6 @@ enum class GpuSchedule {
               ///< per output combining the chunks' partials in chunk order
 };
 
-/// Threads per block of every GPU launch.
 /// An index check cell's word 1 (ElementGenerator.h, gatherChecks) for index
 /// `w`: larger for smaller w (signed), and 0 for INT64_MAX, so an unsigned
 /// max of encodings keeps the smallest index and a zeroed cell means none.
@@ -53,6 +52,7 @@ constexpr int64_t decodeLeastIndex(uint64_t word) { return static_cast<int64_t>(
 static_assert(encodeLeastIndex(INT64_MAX) == 0 && encodeLeastIndex(-1) > encodeLeastIndex(7) &&
               encodeLeastIndex(INT64_MIN) == UINT64_MAX && decodeLeastIndex(encodeLeastIndex(-5)) == -5);
 
+/// Threads per block of every GPU launch.
 constexpr int kGpuBlockSize = 256;
 
 /// Threads that cooperate on one unit under `s`: 1, the warp's 32, or the block.
