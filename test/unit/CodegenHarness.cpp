@@ -38,6 +38,18 @@ std::unique_ptr<Program> parse(const std::string& text, const std::vector<const 
   return p;
 }
 
+std::unique_ptr<Jit> jitVerified(CodeModule cm) {
+  EXPECT_EQ(verifyModule(cm), "");
+  std::string e;
+  std::unique_ptr<Jit> jit = Jit::create(&e);
+  EXPECT_TRUE(jit) << e;
+  if (jit && !jit->addModule(std::move(cm), &e)) {
+    ADD_FAILURE() << e;
+    return nullptr;
+  }
+  return jit;
+}
+
 std::string readFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;

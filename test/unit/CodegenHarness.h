@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/Jit.h"
 #include "ir/Interpreter.h"
 #include "ir/Parser.h"
 #include "passes/DefaultPipeline.h"
@@ -39,6 +40,9 @@ struct Program {
 /// `text` parsed and run through `passes` (none: as written); null after a reported failure.
 std::unique_ptr<Program> parse(const std::string& text, const std::vector<const PassInfo*>& passes,
                                KernelTarget target = KernelTarget::Cpu);
+
+/// `cm` verified and added to a new JIT; null, with a test failure, where either step fails.
+std::unique_ptr<codegen::Jit> jitVerified(codegen::CodeModule cm);
 
 /// The contents of the file `path`.
 std::string readFile(const std::string& path);

@@ -79,12 +79,7 @@ Lowered lower(const Operation& kernel) {
   if (e.empty()) e = lowerGpuRnn(l.plan, cm, "rnn", l.dk);
   EXPECT_EQ(e, "");
   if (!e.empty()) return l;
-  EXPECT_EQ(verifyModule(cm), "");
-  l.jit = Jit::create(&e);
-  EXPECT_TRUE(l.jit) << e;
-  if (l.jit) {
-    EXPECT_TRUE(l.jit->addModule(std::move(cm), &e)) << e;
-  }
+  l.jit = jitVerified(std::move(cm));
   return l;
 }
 

@@ -28,6 +28,7 @@
 #include "ir/Parser.h"
 #include "passes/DefaultPipeline.h"
 #include "passes/Pipeline.h"
+#include "test/unit/CodegenHarness.h"
 
 using namespace dscc;
 using namespace dscc::codegen;
@@ -107,12 +108,7 @@ Lowered lower(const Program& p) {
   if (e.empty()) e = lowerGpuWindow(wp, cm, "win", l.dk);
   EXPECT_EQ(e, "");
   if (!e.empty()) return l;
-  EXPECT_EQ(verifyModule(cm), "");
-  l.jit = Jit::create(&e);
-  EXPECT_TRUE(l.jit) << e;
-  if (l.jit) {
-    EXPECT_TRUE(l.jit->addModule(std::move(cm), &e)) << e;
-  }
+  l.jit = codegentest::jitVerified(std::move(cm));
   return l;
 }
 
