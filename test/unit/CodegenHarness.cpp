@@ -50,6 +50,18 @@ std::unique_ptr<Jit> jitVerified(CodeModule cm) {
   return jit;
 }
 
+bool interpretAt(Function& f, const DimBindings& size, const std::function<void(Tensor&)>& fill, DiagEngine& diags,
+                 std::vector<Tensor>& vals, DimBindings& env) {
+  std::vector<Tensor> inputs;
+  for (const auto& a : f.args) {
+    std::vector<int64_t> shape;
+    for (const DimExpr& d : a->type.dims) shape.push_back(*d.evaluate(size));
+    inputs.push_back(Tensor::zeros(a->type.dtype, shape));
+    fill(inputs.back());
+  }
+  return interpret(f, inputs, vals, diags, &env);
+}
+
 std::string readFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;

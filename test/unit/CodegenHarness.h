@@ -44,6 +44,11 @@ std::unique_ptr<Program> parse(const std::string& text, const std::vector<const 
 /// `cm` verified and added to a new JIT; null, with a test failure, where either step fails.
 std::unique_ptr<codegen::Jit> jitVerified(codegen::CodeModule cm);
 
+/// `f` interpreted on fresh arguments of its types at `size`, each filled by `fill`: its results in `vals`, the
+/// sizes it bound in `env`; false where the interpreter refuses (its reasons in `diags`).
+bool interpretAt(Function& f, const DimBindings& size, const std::function<void(Tensor&)>& fill, DiagEngine& diags,
+                 std::vector<Tensor>& vals, DimBindings& env);
+
 /// The contents of the file `path`.
 std::string readFile(const std::string& path);
 
