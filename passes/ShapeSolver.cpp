@@ -182,15 +182,36 @@ struct ShapeSolver::Z3State {
   }
 };
 
-ShapeSolver::ShapeSolver(unsigned timeoutMs) {
+ShapeSolver::ShapeSolver(unsigned timeoutMs) : timeoutMs_(timeoutMs) {}
+
+ShapeSolver::Z3State& ShapeSolver::z3() {
+  if (z3_) return *z3_;
   auto t0 = std::chrono::steady_clock::now();
   z3_ = std::make_unique<Z3State>();
   // The CPU-time budget decides; Z3's wall clock only backstops a check whose thread gets no CPU for minutes.
   z3::params p(z3_->ctx);
-  p.set("timeout", std::max(60000u, timeoutMs * 40));
+  p.set("timeout", std::max(60000u, timeoutMs_ * 40));
   z3_->solver.set(p);
-  z3_->budget = std::make_unique<CpuBudget>(z3_->ctx, z3_->solver, timeoutMs);
-  stats_.startupMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  z3_->budget = std::make_unique<CpuBudget>(z3_->ctx, z3_->solver, timeoutMs_);
+  // What was added before Z3 was needed, in the order it was added.
+  for (const Added& a : added_) addToZ3(a);
+  stats_.startupMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return *z3_;
+}
+
+void ShapeSolver::addToZ3(const Added& a) {
+  Z3State& z = *z3_;
+  if (a.fact) {
+    z3::expr tracker = z.ctx.bool_const(("fact" + std::to_string(z.trackers.size())).c_str());
+    z.trackers.push_back(tracker);
+    z.solver.add(z3::implies(tracker, z.encodeFact(*a.fact)));
+    return;
+  }
+  const CheckRelation& r = *a.relation;
+  z3::expr x = z.encode(r.lhs), y = z.encode(r.rhs);
+  if (r.kind == "divisible") z.solver.add(z3::mod(x, y) == 0);
+  else if (r.kind == "broadcasts_to") z.solver.add(x == y || x == 1);
+  else z.solver.add(x == y || x == 1 || y == 1);
 }
 
 ShapeSolver::~ShapeSolver() = default;
@@ -232,9 +253,8 @@ void ShapeSolver::noteRange(const DimExpr& e, std::optional<int64_t> lo, std::op
 
 void ShapeSolver::addFact(const Fact& f) {
   factTexts_.push_back(f.str());
-  z3::expr tracker = z3_->ctx.bool_const(("fact" + std::to_string(z3_->trackers.size())).c_str());
-  z3_->trackers.push_back(tracker);
-  z3_->solver.add(z3::implies(tracker, z3_->encodeFact(f)));
+  added_.push_back({f, std::nullopt});
+  if (z3_) addToZ3(added_.back());
   cache_.clear();
   auto c = [](const DimExpr& e) { return e.isConst() ? std::optional<int64_t>(e.constValue()) : std::nullopt; };
   if (f.kind == Fact::Kind::Range) {
@@ -282,10 +302,8 @@ void ShapeSolver::assume(const CheckRelation& r) {
   }
   factTexts_.push_back(r.str());
   cache_.clear();
-  z3::expr a = z3_->encode(r.lhs), b = z3_->encode(r.rhs);
-  if (r.kind == "divisible") z3_->solver.add(z3::mod(a, b) == 0);
-  else if (r.kind == "broadcasts_to") z3_->solver.add(a == b || a == 1);
-  else z3_->solver.add(a == b || a == 1 || b == 1);
+  added_.push_back({std::nullopt, r});
+  if (z3_) addToZ3(added_.back());
 }
 
 Answer ShapeSolver::fast(const Rel& r) const {
@@ -367,7 +385,7 @@ Answer ShapeSolver::decide(const Rel& r) {
   for (const DimExpr* e : {&r.a, &r.b})
     for (const DimTerm& t : e->terms()) degree = std::max(degree, t.atoms.size());
   if (degree > kMaxZ3Degree) return cache_[key] = {Tri::Unknown, ""};
-  Z3State& z = *z3_;
+  Z3State& z = z3();
   z3::expr a = z.encode(r.a), b = z.encode(r.b);
   z3::expr rel = z.ctx.bool_val(true);
   switch (r.kind) {
@@ -444,7 +462,7 @@ Answer ShapeSolver::holdsAtNonZeroSizes(const CheckRelation& r) {
   for (const DimExpr* e : {&r.lhs, &r.rhs})
     for (const DimTerm& t : e->terms()) degree = std::max(degree, t.atoms.size());
   if (degree > kMaxZ3Degree) return {Tri::Unknown, ""};
-  Z3State& z = *z3_;
+  Z3State& z = z3();
   z3::expr a = z.encode(r.lhs), b = z.encode(r.rhs);
   z3::expr rel = r.kind == "eq" ? a == b
                  : r.kind == "le" ? a <= b
@@ -479,7 +497,25 @@ Answer ShapeSolver::holdsAtNonZeroSizes(const CheckRelation& r) {
 }
 
 Answer ShapeSolver::satisfiable(std::vector<size_t>* conflict) {
-  Z3State& z = *z3_;
+  // Facts that only bound symbols by constants (the usual `where S in [1, 512]`) hold together exactly when each
+  // symbol's range has a size in it: answered without starting Z3, each symbol at its least size.
+  if (!z3_) {
+    bool bounds = true;
+    for (const Added& a : added_)
+      bounds &= a.fact && a.fact->kind == Fact::Kind::Range && a.fact->lhs.isSymbol() && a.fact->rhs.isConst() &&
+                a.fact->hi.isConst();
+    bool nonEmpty = true;
+    for (const auto& [n, r] : ranges_) nonEmpty &= std::max<int64_t>(r.lo, 0) <= r.hi;
+    if (bounds && nonEmpty) {
+      std::string ex;
+      for (const auto& [n, r] : ranges_) {
+        model_[n] = std::to_string(std::max<int64_t>(r.lo, 0));
+        ex += (ex.empty() ? "" : ", ") + n + " = " + model_[n];
+      }
+      return {Tri::Proved, ex};
+    }
+  }
+  Z3State& z = z3();
   z3::expr_vector assumptions(z.ctx);
   for (const auto& t : z.trackers) assumptions.push_back(t);
   auto t0 = std::chrono::steady_clock::now();

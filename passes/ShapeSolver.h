@@ -34,7 +34,7 @@ struct SolverStats {
   int z3Unknown = 0;     // of which Z3 could not decide (incl. time-outs)
   int z3Interrupted = 0; // of which stopped by the CPU-time budget
   double z3Ms = 0;       // time inside Z3
-  double startupMs = 0;  // creating the Z3 context and solver
+  double startupMs = 0;  // creating the Z3 context and solver (once a question needs Z3)
 };
 
 /// An inclusive integer interval; hi == INT64_MAX means unbounded.
@@ -95,6 +95,14 @@ class ShapeSolver {
 
  private:
   struct Z3State;
+  /// A fact or an assumed relation, as added: Z3 is started only when a question needs it (creating a context
+  /// costs tens of milliseconds, and most functions' questions never reach it), and then given these in order.
+  struct Added {
+    std::optional<Fact> fact;
+    std::optional<CheckRelation> relation;
+  };
+  Z3State& z3();
+  void addToZ3(const Added& a);
   /// A relation between two dims, as asked.
   struct Rel {
     enum Kind { Eq, Bcast, Divisible, Le, Lt } kind;
@@ -107,6 +115,8 @@ class ShapeSolver {
   void unite(const DimExpr& a, const DimExpr& b);
   void noteRange(const DimExpr& e, std::optional<int64_t> lo, std::optional<int64_t> hi);
 
+  unsigned timeoutMs_;
+  std::vector<Added> added_;
   std::unique_ptr<Z3State> z3_;
   std::map<std::string, Answer> cache_;
   mutable std::map<std::string, std::string> parent_;
