@@ -131,7 +131,8 @@ class ShapeSolver {
 /// One shape solver per function for a whole compile session: created on
 /// first use with the function's `where` facts; infer-shapes adds the checks
 /// it proves or keeps, and the fusion planner and the code generator ask the
-/// same solver (one Z3 start-up per function, each relation decided once).
+/// same solver (at most one Z3 start-up per function, when a question needs
+/// it; each relation decided once).
 /// A key is a Function's address: the pool must not outlive the module.
 class SolverPool {
  public:
