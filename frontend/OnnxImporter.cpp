@@ -153,7 +153,7 @@ OValue constantValue(std::shared_ptr<const Tensor> t) {
   OValue o;
   o.type.dtype = t->dtype;
   for (int64_t d : t->shape) o.type.dims.push_back(DimExpr(d));
-  if ((isInteger(t->dtype) || isBool(t->dtype)) && t->rank() <= 1 && t->numel() <= 64) {
+  if ((isInteger(t->dtype) || isBool(t->dtype)) && t->numel() <= kMaxKnownElems) {
     o.elems.emplace();
     for (int64_t k = 0; k < t->numel(); ++k) o.elems->push_back(DimExpr(t->getI(k)));
   }
@@ -363,25 +363,30 @@ Value* Ctx::use(OValue& o, const std::string& name) {
   }
   if (!o.elems) throw ImportError("internal: a value with neither IR value nor contents");
   const auto& e = *o.elems;
+  auto shape = knownShape(o);
+  if (!shape) throw ImportError("internal: known contents that do not fill a static shape");
   bool allConst = true;
   for (const auto& d : e) allConst &= d.isConst();
   if (allConst) {
-    std::vector<int64_t> shape;
-    if (o.type.rank() == 1) shape.push_back(int64_t(e.size()));
-    auto t = std::make_shared<Tensor>(Tensor::zeros(o.type.dtype, shape));
+    auto t = std::make_shared<Tensor>(Tensor::zeros(o.type.dtype, *shape));
     for (size_t k = 0; k < e.size(); ++k) t->setI(int64_t(k), e[k].constValue());
     o.cst = t;
     o.v = constant(t, name);
     return o.v;
   }
+  // Each element computed from the arguments' dims, as [1] vectors concatenated and reshaped to the value's shape.
   std::vector<Value*> parts;
   for (const auto& d : e) {
     Value* s = dimValue(d);
     if (o.type.dtype != DType::I64) s = emit(OpKind::Cast, {s}, {{"to", Attribute::makeDType(o.type.dtype)}});
-    if (o.type.rank() == 1) s = emit(OpKind::Reshape, {s}, {}, Type{o.type.dtype, {DimExpr(1)}});
+    if (o.type.rank() > 0) s = emit(OpKind::Reshape, {s}, {}, Type{o.type.dtype, {DimExpr(1)}});
     parts.push_back(s);
   }
-  o.v = parts.size() == 1 && o.type.rank() == 0 ? parts[0] : emit(OpKind::Concat, parts, {{"axis", Attribute::makeInt(0)}}, std::nullopt, name);
+  bool matrix = o.type.rank() > 1;
+  Value* flat = o.type.rank() == 0 ? parts[0]
+                                   : emit(OpKind::Concat, parts, {{"axis", Attribute::makeInt(0)}}, std::nullopt,
+                                          matrix ? "t" : name);
+  o.v = matrix ? emit(OpKind::Reshape, {flat}, {}, o.type, name) : flat;
   return o.v;
 }
 

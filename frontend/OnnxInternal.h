@@ -71,8 +71,18 @@ struct OValue {
   Type type;
   Value* v = nullptr;                    ///< the IR value (null until needed)
   std::shared_ptr<const Tensor> cst;     ///< known contents (static shape)
-  std::optional<std::vector<DimExpr>> elems;  ///< known integer contents (rank <= 1), maybe symbolic
+  /// Known integer contents, maybe symbolic ("size values"): row-major over `type.dims`, which are then all
+  /// constants, at most kMaxKnownElems of them.
+  std::optional<std::vector<DimExpr>> elems;
 };
+
+/// The most elements a value's known contents (OValue::elems) may have; larger results are computed as tensors.
+constexpr int64_t kMaxKnownElems = 64;
+
+/// An OValue of dtype `dt` and static shape `shape` whose contents are known: `e`, row-major.
+OValue knownValue(DType dt, const std::vector<int64_t>& shape, std::vector<DimExpr> e);
+/// The static shape of `v` when its contents are known (OValue::elems), else nullopt.
+std::optional<std::vector<int64_t>> knownShape(const OValue& v);
 
 /// The importer's verification of each op it emits (Ctx::emit): the structural answers (ShapeOracle's), and where
 /// they are Unknown, the `--where` facts' Disproved. A relation the facts rule out everywhere (a reshape to another
@@ -154,9 +164,9 @@ DimExpr simplified(Ctx& c, const DimExpr& a);
 /// Proved, Disproved or Unknown: `a OP b` for OP one of == < <= (sizes are non-negative).
 Tri compareDims(Ctx& c, const std::string& op, const DimExpr& a, const DimExpr& b);
 
-/// An OValue holding the constant `t`; an integer or bool one of rank <= 1
-/// and at most 64 elements also has its elements as known values (a shape,
-/// axes, bounds), so shape arithmetic over it folds.
+/// An OValue holding the constant `t`; an integer or bool one of at most
+/// kMaxKnownElems elements (any rank) also has its elements as known values (a
+/// shape, axes, bounds, a [-1, 2] matrix of pads), so shape arithmetic over it folds.
 OValue constantValue(std::shared_ptr<const Tensor> t);
 
 /// Sanitises `s` into an IR identifier (`[A-Za-z_][A-Za-z0-9_.$]*`, no keyword).
@@ -194,6 +204,10 @@ bool convertResize(Ctx& c, const onnx::NodeProto& n);
 
 /// Tries to fold a node over known values (shape arithmetic); true if it did.
 bool foldNode(Ctx& c, const onnx::NodeProto& n);
+/// Folds data movement (Reshape, Transpose, Slice, Concat, Gather, Squeeze, Unsqueeze, Expand, Flatten, Identity)
+/// and elementwise integer ops (arithmetic, comparisons, Where, Cast, Neg, Not, broadcasting) over inputs whose
+/// contents are known, of any rank (frontend/OnnxKnown.cpp); true if it did.
+bool foldKnown(Ctx& c, const onnx::NodeProto& n);
 
 /// Node attribute helpers (absent: the default).
 int64_t attrInt(const onnx::NodeProto& n, const std::string& name, int64_t dflt);
