@@ -411,7 +411,8 @@ bool foldBinary(Ctx& c, const onnx::NodeProto& n, const std::string& op) {
     if (op == "Mul") return p * q;
     if (op == "Div") {
       if (p.isConst() && q.isConst()) {
-        if (q.constValue() == 0) return std::nullopt;
+        // x / 0 and INT64_MIN / -1 (which traps on x86) are left to the program.
+        if (q.constValue() == 0 || (q.constValue() == -1 && p.constValue() == INT64_MIN)) return std::nullopt;
         return DimExpr(truncDiv(p.constValue(), q.constValue()));
       }
       if (positive(q)) return DimExpr::floorDiv(p, q);  // sizes are non-negative: floor is truncation
@@ -419,7 +420,7 @@ bool foldBinary(Ctx& c, const onnx::NodeProto& n, const std::string& op) {
     }
     if (op == "Mod") {
       if (p.isConst() && q.isConst() && q.constValue() != 0) {
-        int64_t m = p.constValue() % q.constValue();
+        int64_t m = q.constValue() == -1 ? 0 : p.constValue() % q.constValue();  // INT64_MIN % -1 traps
         if (m != 0 && (m < 0) != (q.constValue() < 0)) m += q.constValue();
         return DimExpr(m);
       }
