@@ -2,7 +2,8 @@
 """Random valid programs, compiled and run against the reference interpreter: the main correctness test of codegen.
 
 Usage: /usr/bin/python3 test/numeric/random_programs.py PATH/TO/dscc [--seed S] [--count N] [-j JOBS]
-       [--target cpu|cuda:sm_90 [--emulate PATH/TO/dscc-unittests]] [--check-bounds] [--keep DIR] [-v]
+       [--target cpu|cuda:sm_90 [--emulate PATH/TO/dscc-unittests]] [--windows] [--scans] [--recurrent]
+       [--check-bounds] [--keep DIR] [-v]
 
 Each program is drawn from a seeded generator (program k of seed S is always
 the same text) over every op of ir/Ops.def a kernel can hold, with symbolic
@@ -20,7 +21,13 @@ kernels on the cpu), constant splats of symbolic shape; chains of these.
 With --windows, also conv, conv_transpose and pool over [batch, channels,
 spatial...] values (1-D and 2-D; groups, strides, dilations, pads, SAME
 auto_pad where a spatial size may be 0, ceil mode and count_include_pad on
-static sizes); the other batches keep their programs.
+static sizes); the other batches keep their programs. With --recurrent, also
+rnn layers (LSTM, GRU with and without linear_before_reset, RNN; forward,
+reverse, bidirectional; output y, y_h or y_c, at times two of one layer's;
+bias and initial states or not, initial_h at times an earlier layer's y_h;
+layers stacked on y) over [seq, batch, input] values, seq and batch symbolic
+(0 where N's range allows); f32 on the cpu (the runtime call's only dtype),
+also f64, f16 and bf16 on a GPU target; every rnn result is returned.
 
 Planner: `dscc-opt --default-pipeline --fusion-remarks` (next to dscc) must
 plan it without demoting a kernel that lacks its kind's form to generic (the
@@ -33,7 +40,8 @@ cpu: every program is compiled once (`dscc compile`); it must compile (any
 refusal fails the test). It then runs at 4 to 6 sizes (every symbol at the low
 end of its range, 0 where the range allows, 1, the high end, 7/8/9 around the
 vector width, and a random draw) on random inputs written here (floats uniform
-in [-1, 1), gather indices uniform in [-D, D)), with `dscc run --check`
+in [-1, 1), rnn weights and biases in [-1/sqrt(H), 1/sqrt(H)) as PyTorch
+initialises them, gather indices uniform in [-D, D)), with `dscc run --check`
 against the interpreter: |compiled - interpreter| <= 1e-5 + 1e-5 * |interpreter|
 for f32 results (exact for integer results), equal shapes and NaN-ness.
 A program with gather indices then runs once more with one index out of
@@ -65,7 +73,12 @@ GpuScatterBatch.Program: the launches in order, thread units spread over
 std::threads, atomics for real) on the interpreter's operands. With
 --windows as well, every conv, conv_transpose and pool kernel runs its GPU
 body (test/unit/GpuWindowTest.cpp, GpuWindowBatch.Program: a unit per output
-element over std::threads) on the interpreter's operands, bit for bit.
+element over std::threads) on the interpreter's operands, bit for bit. With
+--recurrent as well, every rnn kernel runs its GPU bodies
+(test/unit/GpuRecurrentTest.cpp, GpuRecurrentBatch.Program: init and
+projection, a loop over time steps, units over std::threads) on the
+interpreter's operands, bit for bit, also at the low ends of the ranges (a
+sequence or batch of 0).
 
 Prints one line per failing program (with the seed and the file kept under
 --keep) and a summary; exits 1 on any failure.
@@ -84,6 +97,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from random_scans import ScanOps, emulate_scans  # noqa: E402 - scatter and cumsum (--scans)
 from random_windows import WindowOps, emulate_windows  # noqa: E402 - conv and pool (--windows)
+from random_recurrent import RecurrentOps, emulate_recurrent  # noqa: E402 - rnn (--recurrent)
 from random_movement import MovementOps  # noqa: E402 - transpose, reshape, slice, concat, gather, iota, broadcast
 from random_gather_range import check_gather_range  # noqa: E402 - an out-of-range gather index
 
@@ -95,14 +109,18 @@ LIBDEVICE = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
 SYMBOLS = [("N", 1, 17), ("M", 1, 9), ("K", 1, 9)]
 
 
-class Gen(WindowOps, ScanOps, MovementOps):
+class Gen(WindowOps, ScanOps, RecurrentOps, MovementOps):
     """One random program."""
 
-    def __init__(self, seed, windows=False, scans=False):
+    def __init__(self, seed, windows=False, scans=False, recurrent=False, gpu=False):
         self.r = random.Random(seed)
         self.windows = windows  # also conv and pool (--windows; other batches keep their programs)
         self.scans = scans  # also scatter and cumsum (--scans; likewise)
-        self.args = []      # (name, dtype, dims, kind) kind: data | index(D-expr)
+        self.recurrent = recurrent  # also rnn (--recurrent; likewise)
+        self.gpu = gpu  # for a GPU target: rnn also of f64, f16 and bf16
+        self.rnn_states = []  # (name, dims, dtype) of rnn y_h results, initial states of later layers
+        self.rnn_outs = []  # (name, dims) of rnn results (as f32), all returned
+        self.args = []      # (name, dtype, dims, kind) kind: data | ("index", D-expr) | ("weight", k)
         self.lines = []
         self.pool = []      # (name, dims) f32 values
         self.ints = []      # (name, dims) i64 values
@@ -192,6 +210,8 @@ class Gen(WindowOps, ScanOps, MovementOps):
             choices += ["window"] * 9
         if self.scans:
             choices += ["scatter", "cumsum"] * 3
+        if self.recurrent:
+            choices += ["rnn"] * 14
         kind = self.r.choice(choices)
         if (x in self.centred or x in self.flat) and kind in ("integer", "logic", "argmax", "select"):
             # A value minus its own mean is rounding noise where its rows are
@@ -497,6 +517,10 @@ class Gen(WindowOps, ScanOps, MovementOps):
                     [self.r.choice(["N", "M", "5", "7", "8"]) for _ in range(self.r.randint(1, 2))]
             if not any(d in self.syms for d in first):
                 first[0] = "M"  # a symbol, so the function has facts
+        if self.recurrent and self.r.random() < 0.7:
+            first = self.sequence()
+            if not any(d in self.syms for d in first):
+                first[0] = "M"
         self.arg(first, pool=True)
         if self.r.random() < 0.5:
             self.arg([self.dim() for _ in range(self.r.randint(1, 3))], pool=True)
@@ -508,6 +532,7 @@ class Gen(WindowOps, ScanOps, MovementOps):
                 outs.append(v)
         if self.ints and self.r.random() < 0.5:
             outs.append(self.ints[-1] + ("i64",))
+        outs += [v for v in self.rnn_outs if v not in outs]  # every rnn's result, or the pipeline drops it
         rets, types = [], []
         for o in outs:
             rets.append("%" + o[0])
@@ -547,8 +572,9 @@ def size_sets(g, r, lines=False):
     return out
 
 
-def run_one(dscc, seed, k, target, keep, verbose, emulate=None, check_bounds=False, windows=False, scans=False):
-    g = Gen(seed * 1000003 + k, windows, scans)
+def run_one(dscc, seed, k, target, keep, verbose, emulate=None, check_bounds=False, windows=False, scans=False,
+            recurrent=False):
+    g = Gen(seed * 1000003 + k, windows, scans, recurrent, target != "cpu")
     text = g.program()
     tag = "seed %d program %d" % (seed, k)
     with tempfile.TemporaryDirectory() as tmp:
@@ -592,9 +618,9 @@ def run_one(dscc, seed, k, target, keep, verbose, emulate=None, check_bounds=Fal
             # test/unit/GpuScheduleTest.cpp at this program's sizes.
             # Three of the size sets (1, the high ends, around the vector
             # width): each emulated run starts a block of 256 threads.
-            sizes = size_sets(g, random.Random(seed * 7919 + k))[1:4]
-            env = dict(os.environ, DSCC_EMU_PROGRAM=src,
-                       DSCC_EMU_SIZES=";".join(",".join("%s=%d" % kv for kv in sorted(z.items())) for z in sizes))
+            sets = size_sets(g, random.Random(seed * 7919 + k))
+            text_of = lambda zs: ";".join(",".join("%s=%d" % kv for kv in sorted(z.items())) for z in zs)  # noqa: E731
+            env = dict(os.environ, DSCC_EMU_PROGRAM=src, DSCC_EMU_SIZES=text_of(sets[1:4]))
             c = subprocess.run([emulate, "--gtest_filter=GpuScheduleBatch.Program"], capture_output=True, text=True,
                                timeout=600, env=env)
             if c.returncode != 0 or "[  PASSED  ] 1 test" not in c.stdout:
@@ -613,6 +639,12 @@ def run_one(dscc, seed, k, target, keep, verbose, emulate=None, check_bounds=Fal
                 if err:
                     return fail(tag, err, text, keep, k)
                 runs += n
+            if recurrent:
+                # Also at the low ends: a sequence or batch of 0 where N's range starts at 0.
+                err, n = emulate_recurrent(emulate, dict(env, DSCC_EMU_SIZES=text_of(sets[:4])), text)
+                if err:
+                    return fail(tag, err, text, keep, k)
+                runs += n
             if verbose:
                 print("ok   %s (%d emulated runs)" % (tag, runs), flush=True)
             return True, tag, runs
@@ -625,8 +657,9 @@ def run_one(dscc, seed, k, target, keep, verbose, emulate=None, check_bounds=Fal
                 shape = [evaluate(d, sizes) for d in dims]
                 if kind == "data" and dt == "i32":
                     a = rng.integers(-9, 10, size=shape).astype(np.int32)
-                elif kind == "data":
-                    a = rng.uniform(-1, 1, size=shape).astype(np.float64 if dt == "f64" else np.float32)
+                elif kind[0] != "index":  # "data", or ("weight", k): uniform in [-k, k)
+                    a = (rng.uniform(-1, 1, size=shape) * (1.0 if kind == "data" else kind[1])).astype(
+                        np.float64 if dt == "f64" else np.float32)
                 else:
                     D = evaluate(kind[1], sizes)
                     a = rng.integers(-D, D, size=shape).astype(np.int64)
@@ -640,7 +673,7 @@ def run_one(dscc, seed, k, target, keep, verbose, emulate=None, check_bounds=Fal
                 return fail(tag, "at %s:\n%s%s" % (sizes, c.stdout[-2000:], c.stderr[-2000:]), text, keep, k)
             last = (sizes, ins)
         # One index made out of range: compiled code must refuse it as the interpreter does (random_gather_range.py).
-        idx = [(name, kind) for name, dt, dims, kind in g.args if kind != "data"] if runs else []
+        idx = [(name, kind) for name, dt, dims, kind in g.args if kind[0] == "index"] if runs else []
         if idx:
             why = check_gather_range(dscc, src, so, tmp, idx, last, k, lambda kind, sizes: evaluate(kind[1], sizes))
             if why:
@@ -679,10 +712,12 @@ def main():
                     "the cpu, kernels of ours on the GPU)")
     ap.add_argument("--scans", action="store_true", help="also draw scatter and cumsum (runtime calls on the cpu, "
                     "kernels of ours on the GPU)")
+    ap.add_argument("--recurrent", action="store_true", help="also draw rnn: LSTM, GRU and RNN layers (a runtime "
+                    "call on the cpu, f32; kernels of ours per time step on the GPU, also f64, f16 and bf16)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
     if a.print:
-        print(Gen(a.seed * 1000003 + a.first, a.windows, a.scans).program())
+        print(Gen(a.seed * 1000003 + a.first, a.windows, a.scans, a.recurrent, a.target != "cpu").program())
         return 0
     if a.check_bounds and a.target != "cpu":
         ap.error("--check-bounds applies to the cpu target only")
@@ -694,7 +729,7 @@ def main():
     runs = 0
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
         for ok, tag, n in ex.map(lambda k: run_one(a.dscc, a.seed, k, a.target, a.keep, a.verbose, a.emulate or None,
-                                                   a.check_bounds, a.windows, a.scans), ks):
+                                                   a.check_bounds, a.windows, a.scans, a.recurrent), ks):
             bad += not ok
             runs += n
     what = ("%d emulated (version, size) runs of cooperative kernels" % runs if a.emulate and a.target != "cpu"

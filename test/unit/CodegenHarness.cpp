@@ -5,6 +5,7 @@
 
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -67,6 +68,36 @@ std::string readFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+bool batchProgram(std::string& path, std::string& text, std::vector<DimBindings>& sizes) {
+  const char* p = std::getenv("DSCC_EMU_PROGRAM");
+  const char* sizeText = std::getenv("DSCC_EMU_SIZES");
+  if (!p || !sizeText) return false;
+  path = p;
+  text = readFile(path);
+  sizes.clear();
+  std::stringstream all(sizeText);
+  for (std::string one; std::getline(all, one, ';');) {
+    DimBindings b;
+    std::stringstream kvs(one);
+    for (std::string kv; std::getline(kvs, kv, ',');)
+      if (size_t eq = kv.find('='); eq != std::string::npos) b[kv.substr(0, eq)] = std::stoll(kv.substr(eq + 1));
+    sizes.push_back(b);
+  }
+  return true;
+}
+
+void fillNonZero(Tensor& t, std::mt19937_64& rng, bool nans) {
+  std::uniform_real_distribution<double> mag(0.05, 1.0);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (!isFloat(t.dtype)) {
+      t.setI(i, t.dtype == DType::I64 ? -static_cast<int64_t>(rng() % 2) : static_cast<int64_t>(rng() % 5));
+      continue;
+    }
+    double v = mag(rng);
+    t.setF(i, nans && i % 13 == 7 ? NAN : (rng() & 1) ? -v : v);
+  }
 }
 
 // The loop kernels of `f`, in program order.

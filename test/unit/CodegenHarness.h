@@ -52,6 +52,16 @@ bool interpretAt(Function& f, const DimBindings& size, const std::function<void(
 /// The contents of the file `path`.
 std::string readFile(const std::string& path);
 
+/// The program of the random batch that test/numeric/random_programs.py --emulate names (DSCC_EMU_PROGRAM: its
+/// path, read into `text`) and the sizes to run it at (DSCC_EMU_SIZES, "N=3,M=2;N=1,M=1"); false when either is
+/// unset (the batch test is then skipped).
+bool batchProgram(std::string& path, std::string& text, std::vector<DimBindings>& sizes);
+
+/// Fills `t` for a GPU emulation test: floats non-zero in +-[0.05, 1] (with `nans`, every 13th one NaN); i64 ones
+/// -1 or 0 (a random program's i64 arguments are gather indices, in range of any non-empty dim); other integers
+/// in [0, 5).
+void fillNonZero(Tensor& t, std::mt19937_64& rng, bool nans = false);
+
 /// The loop kernels of `f`, in program order.
 std::vector<const Operation*> loopKernels(const Function& f);
 

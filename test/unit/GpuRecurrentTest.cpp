@@ -10,10 +10,12 @@
 // read before it is written shows. 64 guard bytes after the result and after the workspace must stay untouched.
 // Cases: lstm, gru with linear_before_reset 0 and 1, rnn; forward, reverse, bidirectional; outputs y, y_h, y_c;
 // without bias, with bias, with initial states; sequence lengths 0, 1 and odd, batch 1 and odd, hidden and input
-// sizes 1 and odd; f32, f64, f16, bf16.
+// sizes 1 and odd; f32, f64, f16, bf16. GpuRecurrentBatch.Program does the same for the rnn kernels of a random
+// program (test/numeric/random_programs.py --recurrent --target cuda:sm_90 --emulate).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <sstream>
@@ -40,15 +42,6 @@ Operation* rnnKernel(Program& p, size_t which) {
   for (auto& op : p.fn->ops)
     if (op->kind == OpKind::Fusion && isRnnKernel(*op) && seen++ == which) return op.get();
   return nullptr;
-}
-
-// Random non-zero values in +-[0.05, 1].
-void fillRandom(Tensor& t, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> mag(0.05, 1.0);
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    double v = mag(rng);
-    t.setF(i, (rng() & 1) ? -v : v);
-  }
 }
 
 // "" or the first element of `got` without `want`'s bits.
@@ -123,15 +116,18 @@ void runKernel(Lowered& l, std::vector<void*>& in, const DimBindings& env, const
   for (size_t g = 0; g < 8; ++g) ASSERT_EQ(ws[wsSlots + g], guard) << "write past the workspace";
 }
 
-// Every rnn kernel of `text` at every size of `sizeList`, against the interpreter; returns the (kernel, size) runs.
-// Each kernel on a fresh parse: the function is rewritten to return the kernel's operands and result.
-int checkProgram(const std::string& text, const std::vector<DimBindings>& sizeList, uint64_t seed) {
+// Every rnn kernel of `text` at every size of `sizeList`, against the interpreter; returns the (kernel, size) runs
+// and counts the kernels in `kernels`. Each kernel on a fresh parse: the function is rewritten to return the
+// kernel's operands and result.
+int checkProgram(const std::string& text, const std::vector<DimBindings>& sizeList, uint64_t seed,
+                 int* kernels = nullptr) {
   int ran = 0;
   std::mt19937_64 rng(seed);
   for (size_t k = 0;; ++k) {
     auto p = parse(text, defaultPipeline(), KernelTarget::Gpu);
     Operation* kernel = p ? rnnKernel(*p, k) : nullptr;
     if (!kernel) break;
+    if (kernels) ++*kernels;
     SCOPED_TRACE("kernel %" + kernel->result()->name);
     Lowered l = lower(*kernel);
     if (!l.jit) return ran;
@@ -140,13 +136,11 @@ int checkProgram(const std::string& text, const std::vector<DimBindings>& sizeLi
     rets.push_back(kernel->result());
     returnValues(f, rets);
     for (const DimBindings& size : sizeList) {
-      std::ostringstream st;
-      for (const auto& [name, v] : size) st << name << "=" << v << " ";
-      SCOPED_TRACE(st.str());
+      SCOPED_TRACE(sizesText(size));
       std::vector<Tensor> vals;
       DimBindings env;
-      auto fill = [&](Tensor& t) { fillRandom(t, rng); };
-      EXPECT_TRUE(interpretAt(f, size, fill, p->diags, vals, env)) << p->diagText.str();
+      auto fill = [&](Tensor& t) { fillNonZero(t, rng); };
+      EXPECT_TRUE(interpretAt(f, size, fill, p->diags, vals, env)) << p->errors();
       if (vals.size() != rets.size()) return ran;
       std::vector<void*> in;
       for (size_t i = 0; i + 1 < vals.size(); ++i) in.push_back(vals[i].bytes.data());
@@ -230,6 +224,22 @@ TEST(GpuRecurrentLong, WideAndLong) {
   EXPECT_EQ(checkProgram(program(c), {{{"S", 23}, {"N", 5}}}, 99), 4);
   c = {"gru", "bidirectional", 17, 9, "f32"};
   EXPECT_EQ(checkProgram(program(c), {{{"S", 19}, {"N", 4}}}, 98), 4);
+}
+
+// One program of the random batch (test/numeric/random_programs.py --recurrent --target cuda:sm_90 --emulate runs
+// this per program): every rnn kernel of DSCC_EMU_PROGRAM at every size of DSCC_EMU_SIZES ("N=3,M=2;N=1,M=1"), its
+// operands as the interpreter computes them from random non-zero arguments (i64 ones, gather indices, -1 and 0),
+// bit for bit. Skipped without them.
+TEST(GpuRecurrentBatch, Program) {
+  std::string path, text;
+  std::vector<DimBindings> sizeList;
+  if (!batchProgram(path, text, sizeList))
+    GTEST_SKIP() << "DSCC_EMU_PROGRAM and DSCC_EMU_SIZES name a program of the random batch";
+  ASSERT_NE(text, "") << "cannot read " << path;
+  SCOPED_TRACE(path);
+  int kernels = 0;
+  const int ran = checkProgram(text, sizeList, 5, &kernels);
+  std::printf("emulated: %d rnn kernels, %d (kernel, size) runs\n", kernels, ran);
 }
 
 }  // namespace

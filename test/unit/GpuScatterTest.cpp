@@ -13,7 +13,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -27,6 +26,7 @@
 #include "ir/Parser.h"
 #include "passes/DefaultPipeline.h"
 #include "passes/Pipeline.h"
+#include "test/unit/CodegenHarness.h"
 
 using namespace dscc;
 using namespace dscc::codegen;
@@ -358,27 +358,16 @@ TEST(GpuScanRounding, HalfRoundsTheF64SumOnce) {
 // them from random arguments (i64 arguments are the scatters' indices: -1 and 0, in range of any non-empty dim 0,
 // repeated and negative), at every size of DSCC_EMU_SIZES ("N=3,M=2;N=1,M=1"). Skipped without them.
 TEST(GpuScatterBatch, Program) {
-  const char* path = std::getenv("DSCC_EMU_PROGRAM");
-  const char* sizeText = std::getenv("DSCC_EMU_SIZES");
-  if (!path || !sizeText) GTEST_SKIP() << "DSCC_EMU_PROGRAM and DSCC_EMU_SIZES name a program of the random batch";
-  std::ifstream file(path);
-  ASSERT_TRUE(file) << "cannot read " << path;
-  std::stringstream text;
-  text << file.rdbuf();
+  std::string path, text;
   std::vector<DimBindings> sizeList;
-  std::stringstream all(sizeText);
-  for (std::string one; std::getline(all, one, ';');) {
-    DimBindings b;
-    std::stringstream kvs(one);
-    for (std::string kv; std::getline(kvs, kv, ',');)
-      if (size_t eq = kv.find('='); eq != std::string::npos) b[kv.substr(0, eq)] = std::stoll(kv.substr(eq + 1));
-    sizeList.push_back(b);
-  }
+  if (!codegentest::batchProgram(path, text, sizeList))
+    GTEST_SKIP() << "DSCC_EMU_PROGRAM and DSCC_EMU_SIZES name a program of the random batch";
+  ASSERT_NE(text, "") << "cannot read " << path;
   int kernels = 0, ran = 0;
   std::mt19937_64 rng(5);
   // Each kernel on a fresh parse: the function is rewritten to return the kernel's operands and result.
   for (size_t k = 0;; ++k) {
-    auto p = fusedProgram(text.str(), k);
+    auto p = fusedProgram(text, k);
     ASSERT_TRUE(p) << "cannot plan " << path;
     if (!p->kernel) break;
     SCOPED_TRACE("kernel %" + p->kernel->result()->name);

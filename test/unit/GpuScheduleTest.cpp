@@ -27,7 +27,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -43,6 +42,7 @@
 #include "ir/Parser.h"
 #include "passes/DefaultPipeline.h"
 #include "passes/Pipeline.h"
+#include "test/unit/CodegenHarness.h"
 
 using namespace dscc;
 using namespace dscc::codegen;
@@ -401,23 +401,12 @@ INSTANTIATE_TEST_SUITE_P(Programs, GpuSchedule_, ::testing::Range<size_t>(0, kCa
 // of DSCC_EMU_PROGRAM in its cooperative versions at every size of
 // DSCC_EMU_SIZES ("N=3,M=2;N=1,M=1"). Skipped without them.
 TEST(GpuScheduleBatch, Program) {
-  const char* path = std::getenv("DSCC_EMU_PROGRAM");
-  const char* sizeText = std::getenv("DSCC_EMU_SIZES");
-  if (!path || !sizeText) GTEST_SKIP() << "DSCC_EMU_PROGRAM and DSCC_EMU_SIZES name a program of the random batch";
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << "cannot read " << path;
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string path, text;
   std::vector<DimBindings> sizes;
-  std::stringstream all(sizeText);
-  for (std::string one; std::getline(all, one, ';');) {
-    DimBindings b;
-    std::stringstream kvs(one);
-    for (std::string kv; std::getline(kvs, kv, ',');)
-      if (size_t eq = kv.find('='); eq != std::string::npos) b[kv.substr(0, eq)] = std::stoll(kv.substr(eq + 1));
-    sizes.push_back(b);
-  }
-  auto p = fusedProgram(text.str());
+  if (!codegentest::batchProgram(path, text, sizes))
+    GTEST_SKIP() << "DSCC_EMU_PROGRAM and DSCC_EMU_SIZES name a program of the random batch";
+  ASSERT_NE(text, "") << "cannot read " << path;
+  auto p = fusedProgram(text);
   ASSERT_TRUE(p) << "cannot plan " << path;
   int kernels = 0, ran = 0;
   // Each kernel is emulated on a fresh parse: emulateKernel rewrites the
@@ -425,7 +414,7 @@ TEST(GpuScheduleBatch, Program) {
   size_t count = 0;
   for (auto& op : p->fn->ops) count += op->kind == OpKind::Fusion;
   for (size_t k = 0; k < count; ++k) {
-    auto q = fusedProgram(text.str());
+    auto q = fusedProgram(text);
     ASSERT_TRUE(q);
     size_t i = 0;
     for (auto& op : q->fn->ops) {

@@ -15,7 +15,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -61,20 +60,6 @@ std::unique_ptr<Program> fusedProgram(const std::string& text, size_t which) {
   for (auto& op : p->fn->ops)
     if (op->kind == OpKind::Fusion && isWindowKernel(*op) && seen++ == which) p->kernel = op.get();
   return p;
-}
-
-// Random non-zero values in +-[0.05, 1]; with `nans`, every 13th one NaN (for max pools).
-void fillRandom(Tensor& t, std::mt19937_64& rng, bool nans) {
-  std::uniform_real_distribution<double> mag(0.05, 1.0);
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    if (!isFloat(t.dtype)) {
-      // i64 arguments of random programs are gather indices: -1 and 0 are in range of any non-empty dim.
-      t.setI(i, t.dtype == DType::I64 ? -static_cast<int64_t>(rng() % 2) : static_cast<int64_t>(rng() % 5));
-      continue;
-    }
-    double v = mag(rng);
-    t.setF(i, nans && i % 13 == 7 ? NAN : (rng() & 1) ? -v : v);
-  }
 }
 
 // "" or the first element of `got` without `want`'s bits (any NaN matches a NaN).
@@ -162,7 +147,7 @@ int checkProgram(const std::string& text, const std::vector<DimBindings>& sizeLi
       SCOPED_TRACE(st.str());
       std::vector<Tensor> vals;
       DimBindings env;
-      auto fill = [&](Tensor& t) { fillRandom(t, rng, maxPool); };
+      auto fill = [&](Tensor& t) { codegentest::fillNonZero(t, rng, maxPool); };  // NaNs for max pools
       EXPECT_TRUE(codegentest::interpretAt(f, size, fill, p->diags, vals, env)) << p->diagText.str();
       if (vals.size() != rets.size()) return ran;
       std::vector<void*> in;
@@ -352,30 +337,19 @@ TEST(GpuWindowHarness, DetectsOneUlp) {
 // this per program): every conv, conv_transpose and pool kernel of DSCC_EMU_PROGRAM at every size of
 // DSCC_EMU_SIZES ("N=3,M=2;N=1,M=1"), bit for bit. Skipped without them.
 TEST(GpuWindowBatch, Program) {
-  const char* path = std::getenv("DSCC_EMU_PROGRAM");
-  const char* sizeText = std::getenv("DSCC_EMU_SIZES");
-  if (!path || !sizeText) GTEST_SKIP() << "DSCC_EMU_PROGRAM and DSCC_EMU_SIZES name a program of the random batch";
-  std::ifstream file(path);
-  ASSERT_TRUE(file) << "cannot read " << path;
-  std::stringstream text;
-  text << file.rdbuf();
+  std::string path, text;
   std::vector<DimBindings> sizeList;
-  std::stringstream all(sizeText);
-  for (std::string one; std::getline(all, one, ';');) {
-    DimBindings b;
-    std::stringstream kvs(one);
-    for (std::string kv; std::getline(kvs, kv, ',');)
-      if (size_t eq = kv.find('='); eq != std::string::npos) b[kv.substr(0, eq)] = std::stoll(kv.substr(eq + 1));
-    sizeList.push_back(b);
-  }
+  if (!codegentest::batchProgram(path, text, sizeList))
+    GTEST_SKIP() << "DSCC_EMU_PROGRAM and DSCC_EMU_SIZES name a program of the random batch";
+  ASSERT_NE(text, "") << "cannot read " << path;
   int kernels = 0;
   while (true) {
-    auto p = fusedProgram(text.str(), kernels);
+    auto p = fusedProgram(text, kernels);
     ASSERT_TRUE(p) << "cannot plan " << path;
     if (!p->kernel) break;
     ++kernels;
   }
-  int ran = checkProgram(text.str(), sizeList, 5);
+  int ran = checkProgram(text, sizeList, 5);
   std::printf("emulated: %d window kernels, %d (kernel, size) runs\n", kernels, ran);
 }
 
