@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+from pad_runs import check_pads
 
 out, dscc = sys.argv[1], sys.argv[2]
 os.makedirs(out, exist_ok=True)
@@ -43,18 +44,5 @@ rng = np.random.default_rng(7)
 for mode in ("constant", "edge"):
     name = "pad_" + mode
     model(name, mode)
-    subprocess.run([dscc, "compile", os.path.join(out, name + ".onnx"), "-o", os.path.join(out, name + ".so"),
-                    "--where", "H in [1, 16]", "--where", "W in [1, 16]"], check=True)
-    for h, w in [(4, 4), (5, 6), (7, 1), (1, 9), (12, 15)]:
-        x = rng.standard_normal((2, h, w, 3)).astype(np.float32)
-        xf = os.path.join(out, "%s.%dx%d.x.npy" % (name, h, w))
-        np.save(xf, x)
-        pw = [(0, 0), (0, (4 - h % 4) % 4), (0, (4 - w % 4) % 4), (0, 0)]
-        want = np.pad(x, pw, mode="constant", constant_values=0.5) if mode == "constant" else np.pad(x, pw, mode="edge")
-        for how, m in (("interpreted", name + ".onnx"), ("compiled", name + ".so")):
-            d = os.path.join(out, "%s.%dx%d.%s" % (name, h, w, how))
-            subprocess.run([dscc, "run", os.path.join(out, m), "-i", "x=" + xf, "-o", d], check=True,
-                           stdout=subprocess.DEVNULL)
-            got = np.load(os.path.join(d, "y.npy"))
-            ok = got.shape == want.shape and np.array_equal(got, want)
-            print("%s %s %dx%d %s" % ("ok" if ok else "WRONG", name, h, w, how))
+    check_pads(dscc, out, name, mode, [(4, 4), (5, 6), (7, 1), (1, 9), (12, 15)],
+               lambda h, w: [(0, 0), (0, (4 - h % 4) % 4), (0, (4 - w % 4) % 4), (0, 0)], rng)
